@@ -1,0 +1,35 @@
+# Two commands for a newcomer: `make demo` (the main job) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint format bench install clean
+
+$(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/fowlplay-play --game chicken_v0 --agents baseline baseline --seed 0
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -n auto -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)
+	$(BIN)/fowlplay-bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,43 @@
+"""fowlplay environments: four published card games as PettingZoo AEC environments.
+
+    import envs
+    env = envs.make("chicken_v0", num_players=3, render_mode="ansi")
+
+or, PettingZoo-style, `from envs import chicken_v0; env = chicken_v0.env()`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from envs.core.errors import EnvOrderError, IllegalActionError
+
+__version__ = "0.1.0"
+
+#: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `baseline_policy`.
+_MODULES: dict[str, str] = {
+    "chicken_v0": "envs.chicken_v0",
+}
+
+ENV_NAMES: tuple[str, ...] = tuple(_MODULES)
+
+
+def env_module(name: str):
+    """The PettingZoo-style module of a registered game."""
+    if name not in _MODULES:
+        raise ValueError(f"unknown game {name!r}; registered games: {list(ENV_NAMES)}")
+    return importlib.import_module(_MODULES[name])
+
+
+def make(name: str, **kwargs: Any):
+    """Build a registered game's AEC environment with rule options as keyword arguments."""
+    return env_module(name).env(**kwargs)
+
+
+def player_counts(name: str) -> range:
+    """The player counts a registered game supports."""
+    return env_module(name).PLAYER_COUNTS
+
+
+__all__ = ["ENV_NAMES", "EnvOrderError", "IllegalActionError", "env_module", "make", "player_counts"]

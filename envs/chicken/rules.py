@@ -1,0 +1,296 @@
+"""Chicken: the pure rules engine (no RL library is imported here).
+
+Cards are ints: 0 is a chicken foot, 1..max_value are number cards. The deck's top is the end of
+`deck`. The environment only asks for bids and passes; draws, tallies and reshuffles happen
+inside `apply`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core.cards import shuffled
+from envs.core.game import copy_rng
+from envs.core.rewards import score_rewards
+
+FOOT = 0
+PLAYER_COUNTS = range(2, 5)
+
+
+@dataclass
+class ChickenOptions:
+    """Rule options of `chicken_v0`; every default is the documented game."""
+
+    num_players: int = 2
+    #: Number cards run 1..max_value (house: 5).
+    max_value: int = 5
+    #: Copies of each number card (house: 10).
+    copies_per_value: int = 10
+    #: Chicken-foot cards in the deck (house: 10).
+    feet: int = 10
+    #: Highest bid allowed, besides the cards left in the deck (house: 15).
+    bid_cap: int = 15
+    #: A round that ends with someone at or above this score ends the game (seed: 50).
+    target: int = 50
+    #: Bonus for holding exactly one foot when a round ends (seed: 10).
+    foot_bonus: int = 10
+    #: Rounds played before the game is truncated (house: 100).
+    max_rounds: int = 100
+    #: "win": +1 / -1/(n-1) terminal rewards; "score": zero-sum score differences / target.
+    reward_mode: str = "win"
+
+    def validate(self) -> None:
+        """Raise ValueError on an impossible option."""
+        check_player_count(self.num_players, PLAYER_COUNTS, "chicken_v0")
+        check_int("max_value", self.max_value, 1, 20)
+        check_int("copies_per_value", self.copies_per_value, 1)
+        check_int("feet", self.feet, 0)
+        check_int("bid_cap", self.bid_cap, 1)
+        check_int("target", self.target, 1)
+        check_int("foot_bonus", self.foot_bonus, 0)
+        check_int("max_rounds", self.max_rounds, 1)
+        if self.reward_mode not in ("win", "score"):
+            raise ValueError(f"reward_mode must be 'win' or 'score'; got {self.reward_mode!r}")
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in a full deck."""
+        return self.max_value * self.copies_per_value + self.feet
+
+
+def action_layout(options: ChickenOptions) -> ActionLayout:
+    """Action 0 passes; action k (1..bid_cap) bids k cards."""
+    return ActionLayout(
+        [
+            ("pass", 1, "pass: out of bidding until the next bid phase"),
+            ("bid", options.bid_cap, "bid k = id cards (1..bid_cap), more than the current bid"),
+        ]
+    )
+
+
+def full_deck(options: ChickenOptions) -> list[int]:
+    """Every card of the game, unshuffled."""
+    numbers = [v for v in range(1, options.max_value + 1) for _ in range(options.copies_per_value)]
+    return numbers + [FOOT] * options.feet
+
+
+def round_points(numbers: list[int], feet: int, foot_bonus: int) -> int:
+    """Change to a player's score at the end of a round (the seed's tally)."""
+    total = sum(numbers)
+    if feet == 0:
+        return total
+    if feet == 1:
+        return total + foot_bonus
+    return -total
+
+
+class ChickenGame(Game):
+    """A game of Chicken in progress."""
+
+    def __init__(self, options: ChickenOptions, rng: np.random.Generator) -> None:
+        self.options = options
+        self.rng = rng
+        self.num_players = n = options.num_players
+        self.layout = action_layout(options)
+        self.scores = [0] * n
+        self.round = 0
+        self.round_starter = 0
+        self.log: list[str] = []
+        self._terminal = False
+        self._truncated = False
+        self._start_round(starter=0)
+
+    @classmethod
+    def action_layout(cls, options: ChickenOptions) -> ActionLayout:
+        """1 pass + bid_cap bids."""
+        return action_layout(options)
+
+    # ----- round and phase flow ---------------------------------------------------------------
+    def _start_round(self, starter: int) -> None:
+        n = self.num_players
+        self.round += 1
+        self.round_starter = starter
+        self.deck = shuffled(full_deck(self.options), self.rng)
+        self.numbers: list[list[int]] = [[] for _ in range(n)]
+        self.feet = [0] * n
+        self._start_bid_phase(starter)
+
+    def _start_bid_phase(self, starter: int) -> None:
+        if not self.deck:  # house: an empty deck ends the round
+            self.log.append("deck empty: round ends")
+            self._end_round()
+            return
+        self.starter = starter
+        self.bid = 0
+        self.high_bidder = -1
+        self.active = [True] * self.num_players
+        self.to_act = starter
+
+    def _next_active(self, seat: int) -> int:
+        n = self.num_players
+        for step in range(1, n + 1):
+            nxt = (seat + step) % n
+            if self.active[nxt]:
+                return nxt
+        return -1
+
+    def _draw(self, player: int, count: int) -> None:
+        for _ in range(count):
+            card = self.deck.pop()
+            if card == FOOT:
+                self.feet[player] += 1
+            else:
+                self.numbers[player].append(card)
+        self.log.append(f"player_{player} draws {count}")
+        if self.feet[player] >= 2:
+            self._end_round()
+        else:
+            self._start_bid_phase((player + 1) % self.num_players)
+
+    def _end_round(self) -> None:
+        opts = self.options
+        for p in range(self.num_players):
+            self.scores[p] += round_points(self.numbers[p], self.feet[p], opts.foot_bonus)
+        self.log.append(f"round {self.round} ends: scores {self.scores}")
+        leaders = best_players(self.scores)
+        if max(self.scores) >= opts.target and len(leaders) == 1:
+            self._terminal = True
+            return
+        if self.round >= opts.max_rounds:
+            self._truncated = True
+            return
+        self._start_round((self.round_starter + 1) % self.num_players)
+
+    # ----- the Game interface -------------------------------------------------------------------
+    @property
+    def current_player(self) -> int:
+        """The seat that must bid or pass."""
+        return self.to_act
+
+    @property
+    def terminal(self) -> bool:
+        """True once a round ended with a single leader at or above the target."""
+        return self._terminal
+
+    @property
+    def truncated(self) -> bool:
+        """True once `max_rounds` rounds were played without a winner."""
+        return self._truncated
+
+    def max_bid(self) -> int:
+        """Highest bid allowed now: the cards left, capped by `bid_cap`."""
+        return min(len(self.deck), self.options.bid_cap)
+
+    def legal_mask(self) -> np.ndarray:
+        """Pass is always legal; bids from current bid + 1 to `max_bid()`."""
+        mask = np.zeros(1 + self.options.bid_cap, dtype=np.int8)
+        mask[0] = 1
+        mask[self.bid + 1 : self.max_bid() + 1] = 1
+        return mask
+
+    def apply(self, action: int) -> None:
+        """Bid (action k) or pass (action 0), then resolve the phase if it ended."""
+        player = self.to_act
+        self.log = []
+        if action == 0:
+            self.active[player] = False
+            self.log.append(f"player_{player} passes")
+        else:
+            self.bid = action
+            self.high_bidder = player
+            self.log.append(f"player_{player} bids {action}")
+        nxt = self._next_active(player)
+        if self.high_bidder >= 0 and nxt == self.high_bidder:
+            self._draw(self.high_bidder, self.bid)  # everyone else passed after the high bid
+        elif nxt == -1:
+            self.log.append("everyone passed: the starting player draws 1")  # house rule
+            self._draw(self.starter, 1)
+        else:
+            self.to_act = nxt
+
+    def returns(self) -> list[float]:
+        """Zero-sum rewards: the win reward, or score differences in 'score' mode; 0 on truncation."""
+        if self._truncated:
+            return [0.0] * self.num_players
+        if self.options.reward_mode == "score":
+            return score_rewards(self.scores, self.options.target)
+        return win_rewards(best_players(self.scores), self.num_players)
+
+    def decision(self) -> str:
+        """Chicken only ever asks for a bid or a pass."""
+        return "bid"
+
+    def action_name(self, action: int) -> str:
+        """'pass' or 'bid k'."""
+        return "pass" if action == 0 else f"bid {action}"
+
+    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+        """Shuffle the deck and every other player's face-down numbers back together and re-deal."""
+        others = [p for p in range(self.num_players) if p != player]
+        pool = list(self.deck)
+        for p in others:
+            pool.extend(self.numbers[p])
+        pool = shuffled(pool, rng)
+        for p in others:
+            k = len(self.numbers[p])
+            self.numbers[p], pool = pool[:k], pool[k:]
+        self.deck = pool
+
+    def clone(self) -> ChickenGame:
+        """An independent copy (faster than a deep copy)."""
+        other = object.__new__(ChickenGame)
+        other.__dict__.update(self.__dict__)
+        other.rng = copy_rng(self.rng)
+        other.scores = list(self.scores)
+        other.log = list(self.log)
+        other.deck = list(self.deck)
+        other.numbers = [list(ns) for ns in self.numbers]
+        other.feet = list(self.feet)
+        other.active = list(self.active)
+        return other
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything, as plain values."""
+        return {
+            "round": self.round,
+            "round_starter": self.round_starter,
+            "starter": self.starter,
+            "scores": list(self.scores),
+            "deck": list(self.deck),
+            "numbers": [list(ns) for ns in self.numbers],
+            "feet": list(self.feet),
+            "bid": self.bid,
+            "high_bidder": self.high_bidder,
+            "active": list(self.active),
+            "to_act": self.to_act,
+            "terminal": self._terminal,
+            "truncated": self._truncated,
+        }
+
+    def render(self) -> str:
+        """The table as an umpire sees it."""
+        lines = [f"Chicken - round {self.round}, deck {len(self.deck)} cards"]
+        for p in range(self.num_players):
+            marks = []
+            if not self.over:
+                if p == self.to_act:
+                    marks.append("to act")
+                if p == self.high_bidder:
+                    marks.append(f"high bid {self.bid}")
+                if not self.active[p]:
+                    marks.append("passed")
+            numbers = " ".join(str(v) for v in sorted(self.numbers[p])) or "-"
+            lines.append(
+                f"  player_{p}: score {self.scores[p]:>4}  feet {self.feet[p]}  "
+                f"numbers [{numbers}]" + (f"  ({', '.join(marks)})" if marks else "")
+            )
+        if self.over:
+            lines.append("  game over" + (" (truncated)" if self._truncated else ""))
+        if self.log:
+            lines.append("  last: " + "; ".join(self.log))
+        return "\n".join(lines)
+

@@ -1,0 +1,26 @@
+"""The shared core: AEC base, engine and observer interfaces, errors, card helpers."""
+
+from envs.core.actions import ActionBlock, ActionLayout
+from envs.core.env import CardGameEnv
+from envs.core.errors import EnvOrderError, IllegalActionError
+from envs.core.game import Game
+from envs.core.observer import Observer, Piece
+from envs.core.options import build_options, check_int, check_player_count
+from envs.core.rewards import best_players, score_rewards, win_rewards
+
+__all__ = [
+    "ActionBlock",
+    "ActionLayout",
+    "CardGameEnv",
+    "EnvOrderError",
+    "Game",
+    "IllegalActionError",
+    "Observer",
+    "Piece",
+    "best_players",
+    "build_options",
+    "check_int",
+    "check_player_count",
+    "score_rewards",
+    "win_rewards",
+]

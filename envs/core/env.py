@@ -1,0 +1,220 @@
+"""The AEC base class every game's environment is declared on.
+
+It owns agent bookkeeping, reward accumulation, seeding, the illegal-action error, cloning,
+re-dealing hidden information and render plumbing; a game's `env.py` only names its options,
+engine and observer. It enforces the call order itself, so no `OrderEnforcingWrapper` (whose
+per-attribute `__getattr__` is a measurable cost) is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from envs.core.errors import EnvOrderError, IllegalActionError
+from envs.core.game import Game
+from envs.core.observer import Observer
+from envs.core.options import build_options
+
+#: How many legal actions an illegal-action message lists by name before summarising.
+_LISTED_LEGAL = 12
+
+
+class CardGameEnv(AECEnv):
+    """PettingZoo AEC environment around one `Game` engine and its `Observer`."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "card_game",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+    options_cls: ClassVar[type]
+    game_cls: ClassVar[type[Game]]
+    observer_cls: ClassVar[type[Observer]]
+
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not supported; allowed: "
+                f"{[None, *self.metadata['render_modes']]}"
+            )
+        self.render_mode = render_mode
+        self.options = build_options(self.options_cls, options)
+        self.observer = self.observer_cls(self.options)
+        num_players = self.options.num_players
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self.num_actions = self.game_cls.action_count(self.options)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(self.observer.low, self.observer.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(self.num_actions,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
+        self._np_random: np.random.Generator | None = None
+        self._np_random_seed: int | None = None
+        self.game: Game | None = None
+        self._mask: np.ndarray | None = None  # the acting agent's mask, until the state changes
+
+    # ----- spaces -------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The Dict space of `agent`'s observation (the same object on every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The Discrete action space of `agent` (the same object on every call)."""
+        return self.action_spaces[agent]
+
+    # ----- the AEC loop -------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game; `seed` fixes the whole game, None continues the current generator."""
+        if seed is not None or self._np_random is None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+        self.game = self.game_cls(self.options, self._np_random)
+        self._mask = None
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: Any) -> None:
+        """Apply the acting agent's action; raises `IllegalActionError` and changes nothing if illegal."""
+        game = self._require_game("step")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = self._check_action(game, agent, action)
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.rewards:
+            self.rewards[a] = 0.0
+        game.apply(action)
+        self._mask = None
+        if game.over:
+            returns = game.returns()
+            truncated = game.truncated and not game.terminal
+            for a in self.agents:
+                self.rewards[a] = float(returns[self._index[a]])
+                self.terminations[a] = not truncated
+                self.truncations[a] = truncated
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """What `agent` may know, plus its action mask (all zeros unless it is its decision)."""
+        game = self._require_game("observe")
+        player = self._index[agent]
+        if not game.over and player == game.current_player:
+            mask = self._legal_mask(game).copy()
+        else:
+            mask = self._no_actions.copy()
+        return {"observation": self.observer.encode(game, player), "action_mask": mask}
+
+    def _check_action(self, game: Game, agent: str, action: Any) -> int:
+        """The action as an int if it is legal; otherwise an `IllegalActionError` naming the choices."""
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            self._illegal(game, agent, action, f"not an integer action id (0..{self.num_actions - 1})")
+        action = int(action)
+        mask = self._legal_mask(game)
+        if not 0 <= action < self.num_actions:
+            self._illegal(game, agent, action, f"out of range 0..{self.num_actions - 1}")
+        if not mask[action]:
+            self._illegal(game, agent, action, f"not legal now ({game.action_name(action)})", mask)
+        return action
+
+    def _legal_mask(self, game: Game) -> np.ndarray:
+        if self._mask is None:
+            self._mask = game.legal_mask()
+        return self._mask
+
+    def _illegal(self, game: Game, agent: str, action: Any, why: str, mask=None) -> None:
+        mask = game.legal_mask() if mask is None else mask
+        legal = np.flatnonzero(mask).tolist()
+        named = ", ".join(f"{a} ({game.action_name(a)})" for a in legal[:_LISTED_LEGAL])
+        more = f", ... {len(legal) - _LISTED_LEGAL} more" if len(legal) > _LISTED_LEGAL else ""
+        raise IllegalActionError(
+            f"action {action!r} is {why} for {agent}, who is deciding '{game.decision()}'; "
+            f"legal actions: {named}{more}"
+        )
+
+    def _require_game(self, call: str) -> Game:
+        if self.game is None:
+            raise EnvOrderError(f"{call}() called before reset(); call env.reset() first")
+        return self.game
+
+    # ----- extras for search agents, tests and people ----------------------------------------
+    def clone(self) -> CardGameEnv:
+        """An independent copy: same state, its own copy of the generator."""
+        game = self._require_game("clone")
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.game = game.clone()
+        other._mask = None
+        other._np_random = other.game.rng
+        other.agents = list(self.agents)
+        other.rewards = dict(self.rewards)
+        other._cumulative_rewards = dict(self._cumulative_rewards)
+        other.terminations = dict(self.terminations)
+        other.truncations = dict(self.truncations)
+        other.infos = {a: dict(info) for a, info in self.infos.items()}
+        return other
+
+    def resample_hidden(self, agent: str, seed: int | None = None) -> None:
+        """Re-deal in place everything `agent` cannot see, consistently with what it has seen."""
+        game = self._require_game("resample_hidden")
+        if agent not in self._index:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        deal_seed, future_seed = np.random.SeedSequence(seed).spawn(2)
+        game.resample_hidden(self._index[agent], np.random.default_rng(deal_seed))
+        self._mask = None  # the acting player's own cards may have been re-dealt
+        # Future chance events are hidden too: give them fresh randomness as well.
+        game.rng = self._np_random = np.random.default_rng(future_seed)
+
+    def action_name(self, action: int) -> str:
+        """Human-readable name of `action` in the current state."""
+        game = self._require_game("action_name")
+        if not 0 <= int(action) < self.num_actions:
+            raise ValueError(f"action {action} is out of range 0..{self.num_actions - 1}")
+        return game.action_name(int(action))
+
+    def decision(self) -> str:
+        """The kind of decision the acting agent is making."""
+        return self._require_game("decision").decision()
+
+    def render(self) -> str | None:
+        """A text picture of the table: returned for 'ansi', printed for 'human'."""
+        if self.render_mode is None:
+            import warnings
+
+            warnings.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'human'",
+                stacklevel=2,
+            )
+            return None
+        text = self._require_game("render").render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release; defined because `render` is."""

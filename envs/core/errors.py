@@ -1,0 +1,11 @@
+"""Errors raised by every fowlplay environment."""
+
+from __future__ import annotations
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range or masked out; the game is left exactly as it was."""
+
+
+class EnvOrderError(RuntimeError):
+    """An AEC call made out of order (for example `step` before `reset`)."""

@@ -1,0 +1,72 @@
+"""Observations built from named pieces, with a layout table generated from the same list."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One named slice of the flat observation vector."""
+
+    name: str
+    size: int
+    description: str
+    low: float = 0.0
+    high: float = 1.0
+
+
+class Observer(abc.ABC):
+    """Decides what one player sees. Hidden state is read here and nowhere else."""
+
+    def __init__(self, options) -> None:
+        self.options = options
+        self.pieces: list[Piece] = list(self.layout(options))
+        self.offsets: dict[str, slice] = {}
+        start = 0
+        for piece in self.pieces:
+            if piece.name in self.offsets:
+                raise ValueError(f"duplicate observation piece {piece.name!r}")
+            self.offsets[piece.name] = slice(start, start + piece.size)
+            start += piece.size
+        self.size = start
+        self.low = np.concatenate([np.full(p.size, p.low, np.float32) for p in self.pieces])
+        self.high = np.concatenate([np.full(p.size, p.high, np.float32) for p in self.pieces])
+
+    @abc.abstractmethod
+    def layout(self, options) -> list[Piece]:
+        """The named pieces, in order."""
+
+    @abc.abstractmethod
+    def fill(self, game, player: int, parts: SimpleNamespace) -> None:
+        """Write what `player` may know into the zeroed views `parts.<piece name>`."""
+
+    def encode(self, game, player: int) -> np.ndarray:
+        """The flat float32 observation of `player`."""
+        buffer = np.zeros(self.size, dtype=np.float32)
+        parts = SimpleNamespace(**{name: buffer[s] for name, s in self.offsets.items()})
+        self.fill(game, player, parts)
+        return buffer
+
+    def decode(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Split a flat observation back into its named pieces (for debugging and agents)."""
+        return {name: vector[s] for name, s in self.offsets.items()}
+
+    def layout_table(self) -> str:
+        """The observation layout as a Markdown table (the docs must contain it verbatim)."""
+        rows = ["| offset | size | name | range | meaning |", "|---|---|---|---|---|"]
+        for piece in self.pieces:
+            s = self.offsets[piece.name]
+            rows.append(
+                f"| {s.start} | {piece.size} | `{piece.name}` | "
+                f"{_fmt(piece.low)}..{_fmt(piece.high)} | {piece.description} |"
+            )
+        return "\n".join(rows)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
