@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -20,12 +20,22 @@ class ChickenObserver(Observer):
         """The named pieces, in order."""
         n, v = options.num_players, options.max_value
         return [
-            Piece("my_numbers", v, "my face-down number cards this round: count of each value 1..max_value / copies_per_value"),
+            Piece(
+                "my_numbers",
+                v,
+                "my face-down number cards this round: count of each value 1..max_value / copies_per_value",
+            ),
             Piece("my_round_points", 1, "sum of my number cards this round / target", 0.0, math.inf),
-            Piece("number_cards_held", n, "number cards each seat holds this round (relative seats) / deck size"),
+            Piece(
+                "number_cards_held", n, "number cards each seat holds this round (relative seats) / deck size"
+            ),
             Piece("feet", n, "chicken feet in front of each seat (relative seats) / 2, capped at 1"),
             Piece("scores", n, "each seat's score / target (relative seats)", -math.inf, math.inf),
-            Piece("unseen_numbers", v, "number cards of each value I have not seen (deck + other hands) / copies_per_value"),
+            Piece(
+                "unseen_numbers",
+                v,
+                "number cards of each value I have not seen (deck + other hands) / copies_per_value",
+            ),
             Piece("feet_in_deck", 1, "chicken feet still in the deck / feet in the game"),
             Piece("deck_size", 1, "cards left in the deck / full deck"),
             Piece("current_bid", 1, "current high bid / bid_cap (0 = no bid yet)"),
@@ -61,4 +71,3 @@ class ChickenObserver(Observer):
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         parts.current_bid[0] = game.bid / opts.bid_cap
         parts.round_progress[0] = game.round / opts.max_rounds
-

@@ -293,4 +293,3 @@ class ChickenGame(Game):
         if self.log:
             lines.append("  last: " + "; ".join(self.log))
         return "\n".join(lines)
-

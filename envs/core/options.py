@@ -13,9 +13,7 @@ def build_options(options_cls: type[T], kwargs: dict[str, Any]) -> T:
     allowed = [f.name for f in dataclasses.fields(options_cls)]
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
-        raise ValueError(
-            f"unknown option(s) {unknown} for {options_cls.__name__}; allowed: {allowed}"
-        )
+        raise ValueError(f"unknown option(s) {unknown} for {options_cls.__name__}; allowed: {allowed}")
     options = options_cls(**kwargs)
     validate = getattr(options, "validate", None)
     if validate is not None:

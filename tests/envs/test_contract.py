@@ -144,10 +144,16 @@ def test_clone_is_independent_and_replays_the_same(name, n):
     assert _snapshot(copy) == before
     twin = env.clone()
     actions = np.random.default_rng(4)
-    first = [obs["observation"].tobytes() for _, obs in play(copy, lambda a, o: random_legal(o["action_mask"], actions))]
+    first = [
+        obs["observation"].tobytes()
+        for _, obs in play(copy, lambda a, o: random_legal(o["action_mask"], actions))
+    ]
     assert _snapshot(env) == before, "playing a clone changed the original"
     actions = np.random.default_rng(4)
-    second = [obs["observation"].tobytes() for _, obs in play(twin, lambda a, o: random_legal(o["action_mask"], actions))]
+    second = [
+        obs["observation"].tobytes()
+        for _, obs in play(twin, lambda a, o: random_legal(o["action_mask"], actions))
+    ]
     assert first == second, "two clones of one state played the same actions differently"
 
 
@@ -236,7 +242,11 @@ def test_same_seed_same_game_across_processes_and_hash_seeds(name):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         out = subprocess.run(
             [sys.executable, "-c", _HASH_SCRIPT, name, str(n)],
-            capture_output=True, text=True, env=env, cwd=ROOT, check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            check=True,
         )
         digests.add(out.stdout.strip())
     assert len(digests) == 1
@@ -252,7 +262,9 @@ def test_render_ansi_and_human(name, n):
     buffer = io.StringIO()
     with redirect_stdout(buffer):
         human.reset(seed=0)
-        human.step(random_legal(human.observe(human.agent_selection)["action_mask"], np.random.default_rng(0)))
+        human.step(
+            random_legal(human.observe(human.agent_selection)["action_mask"], np.random.default_rng(0))
+        )
     assert buffer.getvalue().strip()
     with pytest.raises(ValueError, match="render_mode"):
         make(name, n, render_mode="rgb_array")
