@@ -18,6 +18,9 @@ __version__ = "0.1.0"
 #: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `baseline_policy`.
 _MODULES: dict[str, str] = {
     "chicken_v0": "envs.chicken_v0",
+    "murder_most_fowl_v0": "envs.murder_most_fowl_v0",
+    "murder_she_crows_v0": "envs.murder_she_crows_v0",
+    "murray_frog_v0": "envs.murray_frog_v0",
 }
 
 ENV_NAMES: tuple[str, ...] = tuple(_MODULES)

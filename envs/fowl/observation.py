@@ -1,0 +1,128 @@
+"""What one Murder Most Fowl player sees. Seats are relative: index 0 is the observer, 1 the player
+to their left, and so on clockwise. Other players' hands are read here only as a count plus the
+cards everyone saw go into them (taken from a discard pile, or shown)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from envs.core import Observer, Piece
+from envs.fowl.rules import EMPTY, GRID_WILES, Decision, FowlGame, FowlOptions
+
+
+def cell_features(options: FowlOptions) -> np.ndarray:
+    """Lookup table card id -> features of a grid cell; its last row (index EMPTY) is all zeros.
+
+    Features: one-hot bird type (num_types), bird value / max_value, one-hot grid wile
+    (Blocking, Discard, Swap).
+    """
+    types, top = options.types, options.max_value
+    table = np.zeros((options.num_kinds + 1, types + 1 + len(GRID_WILES)), dtype=np.float32)
+    for card in range(options.num_birds):
+        t, v = divmod(card, top)
+        table[card, t] = 1.0
+        table[card, types] = (v + 1) / top
+    for kind in GRID_WILES:
+        table[options.num_birds + kind, types + 1 + kind] = 1.0
+    assert EMPTY == -1  # the empty cell reads the last, all-zero row
+    return table
+
+
+class FowlObserver(Observer):
+    """Builds a Murder Most Fowl observation from named pieces."""
+
+    def __init__(self, options: FowlOptions) -> None:
+        self.table = cell_features(options)
+        super().__init__(options)
+
+    def layout(self, options: FowlOptions) -> list[Piece]:
+        """The named pieces, in order."""
+        n, k, c, t = options.num_players, options.num_kinds, options.cells, options.types
+        f = self.table.shape[1]
+        most_copies = float(max(1, *options.wile_counts))
+        return [
+            Piece("decision", len(Decision), "one-hot kind of the decision being made (Decision enum order)"),
+            Piece("acting", n, "one-hot relative seat whose decision it is"),
+            Piece("my_hand", k, "copies of each card id in my hand", 0.0, most_copies),
+            Piece("pending_card", k, "one-hot card id being played, waiting for its target"),
+            Piece(
+                "pending_cell",
+                c,
+                "one-hot cell of the acting player's grid whose Swap wile waits to be exchanged",
+            ),
+            Piece(
+                "grids",
+                n * c * f,
+                f"[relative seat][cell][{f} features]: one-hot bird type, bird value / max_value, "
+                "one-hot wile (Blocking, Discard, Swap); all zero = empty cell",
+            ),
+            Piece("pile_tops", n * k, "[relative seat][card id] one-hot top card of each discard pile"),
+            Piece(
+                "pile_contents",
+                n * k,
+                "[relative seat][card id] copies in each discard pile",
+                0.0,
+                most_copies,
+            ),
+            Piece("hand_sizes", n, "cards in each relative seat's hand / 4"),
+            Piece(
+                "known_hands",
+                n * k,
+                "[relative seat][card id] copies every player has seen go into that hand (taken from a "
+                "pile, or shown by a murder victim or a player who could not play)",
+                0.0,
+                most_copies,
+            ),
+            Piece("playing", n, "1 for each relative seat still playing"),
+            Piece("murdered", n, "1 for each relative seat that was murdered"),
+            Piece("caught", n, "1 for each relative seat caught after a failed murder"),
+            Piece(
+                "barred_types",
+                n * t,
+                "[relative seat][bird type] 1 = type recorded against that murderer (arrest)",
+            ),
+            Piece(
+                "wiles_in_grids", len(GRID_WILES), "1 if a Blocking / Discard / Swap wile lies in some grid"
+            ),
+            Piece("escalation", 1, "1 once Escalation has happened (murders always succeed)"),
+            Piece("scores", n, "each relative seat's best route score now / (2 * max_value)"),
+            Piece("deck_size", 1, "cards left in the deck / full deck"),
+        ]
+
+    def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
+        """Write what `player` may know."""
+        opts = game.options
+        n, k = game.num_players, opts.num_kinds
+        seats = [(player + i) % n for i in range(n)]
+        parts.decision[game.stage] = 1.0
+        parts.acting[(game.to_act - player) % n] = 1.0
+        hand = parts.my_hand
+        for card in game.hands[player]:
+            hand[card] += 1.0
+        if game.pending_card != EMPTY:
+            parts.pending_card[game.pending_card] = 1.0
+            if game.pending_cell != EMPTY:
+                parts.pending_cell[game.pending_cell] = 1.0
+        parts.grids[:] = self.table[game.grids[seats]].ravel()
+        parts.pile_contents[:] = game.pile_counts[seats].ravel()
+        tops, known = parts.pile_tops, parts.known_hands
+        top_score = opts.max_score
+        for i, seat in enumerate(seats):
+            pile = game.piles[seat]
+            if pile:
+                tops[i * k + pile[-1]] = 1.0
+            for card in game.known[seat]:
+                known[i * k + card] += 1.0
+            parts.hand_sizes[i] = len(game.hands[seat]) / 4.0
+            parts.playing[i] = game.alive[seat]
+            parts.murdered[i] = game.murdered[seat]
+            parts.caught[i] = game.caught[seat]
+            for t in game.barred[seat]:
+                parts.barred_types[i * opts.types + t] = 1.0
+            parts.scores[i] = game.score(seat) / top_score
+        for kind, count in enumerate(game.wiles_in_grids):
+            parts.wiles_in_grids[kind] = count > 0
+        parts.escalation[0] = game.escalated
+        parts.deck_size[0] = len(game.deck) / opts.deck_size

@@ -1,0 +1,796 @@
+"""Murder Most Fowl: the pure rules engine (no RL library is imported here).
+
+Cards are ints. The bird of type t (0-based) and value v (1..max_value) is `t * max_value + v - 1`;
+the four wiles follow all the birds in `Wile` order. Identical cards (two Blocking wiles) share an
+id, so a hand or a pile is a multiset of ids. Each player's grid is one row of `grids`, a flat
+`grid_size * grid_size` array (cell = row * grid_size + col) holding a card id or `EMPTY`. The top of
+the deck and of every discard pile is the end of its list.
+
+A turn is a chain of decisions (`Decision`): first draw, second draw, discard, play a card, then the
+card's target(s). Draws, discards and everything a play sets off happen inside `apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core.cards import shuffled
+from envs.core.game import copy_rng
+
+PLAYER_COUNTS = range(2, 5)
+#: The six bird types of the published deck; a game uses the first `num_types` of them.
+TYPE_NAMES = ("Birbles", "Grushes", "Piptits", "Runceys", "Thrums", "Wardlurs")
+#: A grid cell with no card (as an index it picks the all-zero last row of a lookup table).
+EMPTY = -1
+
+
+class Wile(IntEnum):
+    """The four wiles; a wile's escalation value is its kind + 1."""
+
+    BLOCKING = 0
+    DISCARD = 1
+    SWAP = 2
+    MURDER = 3
+
+
+#: Wiles that can lie in a grid (all but Murder); Escalation needs one of each in some grid.
+GRID_WILES = (Wile.BLOCKING, Wile.DISCARD, Wile.SWAP)
+
+
+class Decision(IntEnum):
+    """The kinds of decision a turn is split into."""
+
+    FIRST_DRAW = 0
+    SECOND_DRAW = 1
+    DISCARD = 2
+    PLAY = 3
+    EXTRA_DISCARD = 4
+    PLACE_BIRD = 5
+    PLACE_BLOCKING = 6
+    DISCARD_TARGET = 7
+    SWAP_CELL = 8
+    SWAP_TARGET = 9
+    MURDER_TARGET = 10
+
+
+DECISION_NAMES = {
+    Decision.FIRST_DRAW: "first draw",
+    Decision.SECOND_DRAW: "second draw",
+    Decision.DISCARD: "discard",
+    Decision.PLAY: "play a card",
+    Decision.EXTRA_DISCARD: "discard again (nothing playable)",
+    Decision.PLACE_BIRD: "place the bird",
+    Decision.PLACE_BLOCKING: "place the Blocking wile",
+    Decision.DISCARD_TARGET: "Discard wile target",
+    Decision.SWAP_CELL: "Swap wile cell",
+    Decision.SWAP_TARGET: "Swap wile target",
+    Decision.MURDER_TARGET: "Murder target",
+}
+
+
+@dataclass
+class FowlOptions:
+    """Rule options of `murder_most_fowl_v0`; every default is the documented game."""
+
+    num_players: int = 2
+    #: Bird types in the deck; None follows the seed's table: 4/5/6 types for 2/3/4 players.
+    num_types: int | None = None
+    #: Birds of each type are numbered 1..max_value (seed: 10).
+    max_value: int = 10
+    #: Blocking wiles (escalation value 1) in the deck (seed: 4).
+    blocking_wiles: int = 4
+    #: Discard wiles (escalation value 2) in the deck (seed: 3).
+    discard_wiles: int = 3
+    #: Swap wiles (escalation value 3) in the deck (seed: 2).
+    swap_wiles: int = 2
+    #: Murder wiles (value 4) in the deck (seed: 1).
+    murder_wiles: int = 1
+    #: Each player's area is a grid_size x grid_size grid, first card in the centre (house: 9).
+    grid_size: int = 9
+    #: Shortest route that scores (seed: 4).
+    min_route: int = 4
+    #: A murder succeeds without Escalation if the victim's score is at least this much above
+    #: the murderer's (seed: 4).
+    murder_margin: int = 4
+
+    def validate(self) -> None:
+        """Raise ValueError on an impossible option."""
+        check_player_count(self.num_players, PLAYER_COUNTS, "murder_most_fowl_v0")
+        if self.num_types is not None:
+            check_int("num_types", self.num_types, 1, len(TYPE_NAMES))
+        check_int("max_value", self.max_value, 1, 20)
+        check_int("blocking_wiles", self.blocking_wiles, 0)
+        check_int("discard_wiles", self.discard_wiles, 0)
+        check_int("swap_wiles", self.swap_wiles, 0)
+        check_int("murder_wiles", self.murder_wiles, 0)
+        check_int("grid_size", self.grid_size, 1, 25)
+        if self.grid_size % 2 == 0:
+            raise ValueError(
+                f"option grid_size must be odd (the first card goes in the centre); got {self.grid_size}"
+            )
+        check_int("min_route", self.min_route, 1)
+        check_int("murder_margin", self.murder_margin, 0)
+        # Setup needs a pile card and two hand cards per player, and the first turn a deck card.
+        needed = 3 * self.num_players + 1
+        if self.deck_size < needed:
+            raise ValueError(
+                f"the deck has {self.deck_size} cards but {self.num_players} players need at least {needed}"
+            )
+
+    @property
+    def types(self) -> int:
+        """Bird types in play."""
+        return self.num_types if self.num_types is not None else self.num_players + 2
+
+    @property
+    def num_birds(self) -> int:
+        """Distinct bird cards (= the id of the first wile)."""
+        return self.types * self.max_value
+
+    @property
+    def num_kinds(self) -> int:
+        """Distinct card ids: every bird plus the four wiles."""
+        return self.num_birds + len(Wile)
+
+    @property
+    def wile_counts(self) -> tuple[int, int, int, int]:
+        """Copies of each wile, in `Wile` order."""
+        return (self.blocking_wiles, self.discard_wiles, self.swap_wiles, self.murder_wiles)
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in a full deck."""
+        return self.num_birds + sum(self.wile_counts)
+
+    @property
+    def cells(self) -> int:
+        """Cells in one grid."""
+        return self.grid_size * self.grid_size
+
+    @property
+    def max_score(self) -> int:
+        """The best route score possible: a full run of one type, doubled."""
+        return 2 * self.max_value
+
+
+def action_layout(options: FowlOptions) -> ActionLayout:
+    """The named action blocks; seats in actions are relative (0 = the acting player, 1 = their left)."""
+    n, k, c = options.num_players, options.num_kinds, options.cells
+    return ActionLayout(
+        [
+            ("draw_deck", 1, "draw the top card of the deck"),
+            ("draw_pile", n, "draw the top card of the discard pile of relative seat id (0 = my own pile)"),
+            ("discard", k, "put my card with card id = id on my discard pile (also the extra discard)"),
+            ("play", k, "play my card with card id = id; its target follows as the next decision"),
+            ("own_cell", c, "put the bird, or the Swap wile, on my grid's cell id (= row * grid_size + col)"),
+            (
+                "opponent_cell",
+                (n - 1) * c,
+                "target cell id % cells of relative seat id // cells + 1: an empty cell for Blocking, "
+                "a bird for Discard or Swap",
+            ),
+            ("murder", n - 1, "the Murder names the player at relative seat id + 1"),
+        ]
+    )
+
+
+def full_deck(options: FowlOptions) -> list[int]:
+    """Every card of the game, unshuffled."""
+    deck = list(range(options.num_birds))
+    for kind, copies in zip(Wile, options.wile_counts):
+        deck += [options.num_birds + kind] * copies
+    return deck
+
+
+@cache
+def grid_neighbours(grid_size: int) -> tuple[tuple[int, ...], ...]:
+    """The orthogonal neighbours of every cell of a flat grid."""
+    out = []
+    for cell in range(grid_size * grid_size):
+        r, c = divmod(cell, grid_size)
+        nbs = [(r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)]
+        out.append(tuple(x * grid_size + y for x, y in nbs if 0 <= x < grid_size and 0 <= y < grid_size))
+    return tuple(out)
+
+
+def route_points(types: Iterable[int], min_length: int = 4) -> int:
+    """Points of a route whose birds have these types: its length, doubled if one type is more than half."""
+    types = list(types)
+    if len(types) < min_length:
+        return 0
+    top = max(types.count(t) for t in set(types))
+    return 2 * len(types) if 2 * top > len(types) else len(types)
+
+
+def best_route(
+    birds: Mapping[tuple[int, int], tuple[int, int]],
+    min_length: int = 4,
+    barred: Iterable[int] = (),
+) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """(points, cells) of a best route through a grid's birds, {(row, col): (type, value)}; (0, ()) if none.
+
+    A route is a chain of orthogonally adjacent birds with strictly increasing values, at least
+    `min_length` long, whose first and last birds share a type that is not `barred`. Cells missing
+    from `birds` (empty, or holding a wile) break routes. Among equal scores the first route found
+    (starting cells in sorted order) is returned.
+    """
+    barred = set(barred)
+    higher: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for (r, c), (_, value) in birds.items():
+        nbs = ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+        higher[(r, c)] = [nb for nb in nbs if nb in birds and birds[nb][1] > value]
+    if not birds:
+        return 0, ()
+    top_value = max(value for _, value in birds.values())
+    best = [0, ()]
+    counts: dict[int, int] = {}
+    path: list[tuple[int, int]] = []
+
+    def walk(cell: tuple[int, int], start_type: int, majority: int) -> None:
+        kind, value = birds[cell]
+        path.append(cell)
+        counts[kind] = counts.get(kind, 0) + 1
+        majority = max(majority, counts[kind])
+        length = len(path)
+        if kind == start_type and length >= min_length:
+            points = 2 * length if 2 * majority > length else length
+            if points > best[0]:
+                best[0], best[1] = points, tuple(path)
+        # Values strictly increase, so at most top_value - value more birds can follow.
+        reach = length + top_value - value
+        if 2 * reach > best[0] and reach >= min_length:
+            for nxt in higher[cell]:
+                walk(nxt, start_type, majority)
+        counts[kind] -= 1
+        path.pop()
+
+    for start in sorted(birds):
+        start_type, value = birds[start]
+        reach = top_value - value + 1
+        if start_type in barred or 2 * reach <= best[0] or reach < min_length:
+            continue
+        walk(start, start_type, 0)
+    return best[0], best[1]
+
+
+class FowlGame(Game):
+    """A game of Murder Most Fowl in progress."""
+
+    def __init__(self, options: FowlOptions, rng: np.random.Generator) -> None:
+        self.options = options
+        self.rng = rng
+        self.num_players = n = options.num_players
+        self.layout = action_layout(options)
+        self._size = options.grid_size
+        self._centre = options.cells // 2
+        self._neighbours = grid_neighbours(options.grid_size)
+        self._value_base = options.max_value
+        self._first_wile = options.num_birds
+        self._blocks = {b.name: b.start for b in self.layout.blocks}
+
+        deck = shuffled(full_deck(options), rng)
+        self.deck: list[int] = deck
+        self.piles: list[list[int]] = [[deck.pop()] for _ in range(n)]
+        self.hands: list[list[int]] = [[deck.pop(), deck.pop()] for _ in range(n)]
+        #: Cards in each hand that everyone has seen (taken from a pile, or the hand was shown).
+        self.known: list[list[int]] = [[] for _ in range(n)]
+        self.grids = np.full((n, options.cells), EMPTY, dtype=np.int16)
+        self.alive = [True] * n
+        self.murdered = [False] * n
+        self.caught = [False] * n
+        #: Bird types each murderer may no longer score (their victims' recorded hand types).
+        self.barred: list[set[int]] = [set() for _ in range(n)]
+        self.to_act = 0
+        self.stage = Decision.FIRST_DRAW
+        self.first_from_pile = False
+        self.pending_card = EMPTY
+        self.pending_cell = EMPTY
+        self.turn = 1
+        self.log: list[str] = []
+        self._terminal = False
+        self._rebuild()
+
+    @classmethod
+    def action_layout(cls, options: FowlOptions) -> ActionLayout:
+        """Draws, discards, card choice and the card's target (see the rules page)."""
+        return action_layout(options)
+
+    # ----- derived state ----------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        """Recompute every field derived from grids and piles (after setup or `arrange`)."""
+        opts = self.options
+        n = self.num_players
+        self.frontier: list[set[int]] = []
+        self.bird_cells: list[set[int]] = []
+        self.wiles_in_grids = [0] * len(GRID_WILES)
+        #: Cards in each grid (Blocking needs a card to lie beside).
+        self.placed = [0] * n
+        for p in range(n):
+            row = self.grids[p].tolist()
+            taken = [c for c, card in enumerate(row) if card != EMPTY]
+            self.placed[p] = len(taken)
+            self.bird_cells.append({c for c in taken if row[c] < self._first_wile})
+            for c in taken:
+                if row[c] >= self._first_wile:
+                    self.wiles_in_grids[row[c] - self._first_wile] += 1
+            if taken:
+                edge = {nb for c in taken for nb in self._neighbours[c] if row[nb] == EMPTY}
+            else:
+                edge = {self._centre}
+            self.frontier.append(edge)
+        self.pile_counts = np.zeros((n, opts.num_kinds), dtype=np.int16)
+        for p, pile in enumerate(self.piles):
+            for card in pile:
+                self.pile_counts[p, card] += 1
+        self._scores: list[int | None] = [None] * n
+
+    def arrange(
+        self,
+        deck: list[int] | None = None,
+        hands: list[list[int]] | None = None,
+        piles: list[list[int]] | None = None,
+        grids: list[Mapping[tuple[int, int], int]] | None = None,
+    ) -> None:
+        """Stack the table (tests and puzzles): deck (top last), hands, piles (top last), grid cards by (row, col)."""
+        if deck is not None:
+            self.deck = list(deck)
+        if hands is not None:
+            self.hands = [list(h) for h in hands]
+            self.known = [[] for _ in range(self.num_players)]
+        if piles is not None:
+            self.piles = [list(p) for p in piles]
+        if grids is not None:
+            self.grids[:] = EMPTY
+            for p, cards in enumerate(grids):
+                for (r, c), card in cards.items():
+                    if not (0 <= r < self._size and 0 <= c < self._size):
+                        raise ValueError(f"cell ({r},{c}) is outside the {self._size}x{self._size} grid")
+                    self.grids[p, r * self._size + c] = card
+        self._rebuild()
+
+    def card_name(self, card: int) -> str:
+        """'Grushes 7' or 'Swap wile'."""
+        if card >= self._first_wile:
+            return f"{Wile(card - self._first_wile).name.title()} wile"
+        t, v = divmod(card, self._value_base)
+        return f"{TYPE_NAMES[t]} {v + 1}"
+
+    def grid_birds(self, player: int) -> dict[tuple[int, int], tuple[int, int]]:
+        """The birds of a player's grid as {(row, col): (type, value)}."""
+        row = self.grids[player]
+        out = {}
+        for cell in self.bird_cells[player]:
+            t, v = divmod(int(row[cell]), self._value_base)
+            out[divmod(cell, self._size)] = (t, v + 1)
+        return out
+
+    def score(self, player: int) -> int:
+        """A player's current best route score (routes of their barred types do not count)."""
+        cached = self._scores[player]
+        if cached is None:
+            birds = self.grid_birds(player)
+            cached = best_route(birds, self.options.min_route, self.barred[player])[0]
+            self._scores[player] = cached
+        return cached
+
+    @property
+    def escalated(self) -> bool:
+        """True once a Blocking, a Discard and a Swap wile each lie in some grid."""
+        return all(self.wiles_in_grids)
+
+    def _place(self, player: int, cell: int, card: int) -> None:
+        """Put a card on an empty cell of a player's grid."""
+        self.grids[player, cell] = card
+        self.placed[player] += 1
+        frontier = self.frontier[player]
+        frontier.discard(cell)
+        grid = self.grids[player]
+        for nb in self._neighbours[cell]:
+            if grid[nb] == EMPTY:
+                frontier.add(nb)
+        if card < self._first_wile:
+            self.bird_cells[player].add(cell)
+            self._scores[player] = None
+        else:
+            self.wiles_in_grids[card - self._first_wile] += 1
+            # A wile on an empty cell breaks no existing route: the score stays valid.
+
+    def _take_from_hand(self, player: int, card: int) -> None:
+        self.hands[player].remove(card)
+        known = self.known[player]
+        if card in known:
+            known.remove(card)
+
+    def _discard(self, player: int, card: int) -> None:
+        self._take_from_hand(player, card)
+        self.piles[player].append(card)
+        self.pile_counts[player, card] += 1
+
+    # ----- turn flow ------------------------------------------------------------------------------
+    def _start_turn(self, player: int) -> None:
+        if not self.deck:
+            self.log.append("the deck is empty: the game ends")
+            self._terminal = True
+            return
+        self.to_act = player
+        self.stage = Decision.FIRST_DRAW
+        self.first_from_pile = False
+
+    def _end_turn(self) -> None:
+        self.pending_card = self.pending_cell = EMPTY
+        living = [p for p in range(self.num_players) if self.alive[p]]
+        if len(living) == 1:
+            self.log.append(f"only player_{living[0]} is still playing: the game ends")
+            self._terminal = True
+            return
+        n = self.num_players
+        nxt = next(
+            (self.to_act + step) % n for step in range(1, n + 1) if self.alive[(self.to_act + step) % n]
+        )
+        self.turn += 1
+        self._start_turn(nxt)
+
+    def _can_draw_second(self) -> bool:
+        if self.first_from_pile:
+            return bool(self.deck)
+        return bool(self.deck) or any(self.piles)
+
+    def _opponents(self, player: int) -> list[int]:
+        """Living opponents of `player` (the only legal targets of wiles and Murder)."""
+        n = self.num_players
+        return [(player + j) % n for j in range(1, n) if self.alive[(player + j) % n]]
+
+    def _playable(self, player: int, card: int) -> bool:
+        if card < self._first_wile:
+            return bool(self.frontier[player])
+        kind = card - self._first_wile
+        if kind == Wile.MURDER:
+            return True  # the game is still running, so a living opponent exists
+        if kind == Wile.BLOCKING:
+            return any(self.placed[q] and self.frontier[q] for q in self._opponents(player))
+        has_bird = any(self.bird_cells[q] for q in self._opponents(player))
+        if kind == Wile.DISCARD:
+            return has_bird
+        return has_bird and bool(self.frontier[player])
+
+    def _after_discard(self) -> None:
+        player = self.to_act
+        if any(self._playable(player, card) for card in set(self.hands[player])):
+            self.stage = Decision.PLAY
+        else:
+            # house: the player shows their hand to prove nothing can be played
+            self.known[player] = list(self.hands[player])
+            self.log.append(f"player_{player} cannot play and shows their hand")
+            self.stage = Decision.EXTRA_DISCARD
+
+    # ----- the Game interface -------------------------------------------------------------------
+    @property
+    def current_player(self) -> int:
+        """The seat whose decision it is."""
+        return self.to_act
+
+    @property
+    def terminal(self) -> bool:
+        """True once the deck ran out at the start of a turn or one living player remains."""
+        return self._terminal
+
+    def legal_mask(self) -> np.ndarray:
+        """1 for each legal action of the acting player at the current decision."""
+        mask = np.zeros(self.layout.size, dtype=np.int8)
+        b = self._blocks
+        me = self.to_act
+        n = self.num_players
+        stage = self.stage
+        if stage == Decision.FIRST_DRAW or stage == Decision.SECOND_DRAW:
+            if self.deck:
+                mask[b["draw_deck"]] = 1
+            if stage == Decision.FIRST_DRAW or not self.first_from_pile:
+                for j in range(n):
+                    if self.piles[(me + j) % n]:
+                        mask[b["draw_pile"] + j] = 1
+        elif stage == Decision.DISCARD or stage == Decision.EXTRA_DISCARD:
+            start = b["discard"]
+            for card in self.hands[me]:
+                mask[start + card] = 1
+        elif stage == Decision.PLAY:
+            start = b["play"]
+            for card in set(self.hands[me]):
+                if self._playable(me, card):
+                    mask[start + card] = 1
+        elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL:
+            mask[[b["own_cell"] + c for c in self.frontier[me]]] = 1
+        elif stage == Decision.MURDER_TARGET:
+            for q in self._opponents(me):
+                mask[b["murder"] + (q - me) % n - 1] = 1
+        else:
+            cells = self.options.cells
+            for q in self._opponents(me):
+                start = b["opponent_cell"] + ((q - me) % n - 1) * cells
+                if stage == Decision.PLACE_BLOCKING:
+                    if self.placed[q]:
+                        mask[[start + c for c in self.frontier[q]]] = 1
+                elif self.bird_cells[q]:
+                    mask[[start + c for c in self.bird_cells[q]]] = 1
+        return mask
+
+    def apply(self, action: int) -> None:
+        """Apply one decision of the acting player and everything it sets off."""
+        self.log = []
+        b = self._blocks
+        me = self.to_act
+        n = self.num_players
+        stage = self.stage
+        if action < b["discard"]:
+            self._apply_draw(me, action - b["draw_pile"] if action >= b["draw_pile"] else -1)
+        elif action < b["play"]:
+            card = action - b["discard"]
+            self._discard(me, card)
+            self.log.append(f"player_{me} discards {self.card_name(card)}")
+            if stage == Decision.DISCARD:
+                self._after_discard()
+            else:
+                self._end_turn()
+        elif action < b["own_cell"]:
+            self._choose_card(me, action - b["play"])
+        elif action < b["opponent_cell"]:
+            cell = action - b["own_cell"]
+            self._place(me, cell, self.pending_card)
+            self.log.append(f"player_{me} puts {self.card_name(self.pending_card)} on {self.cell_name(cell)}")
+            if stage == Decision.SWAP_CELL:
+                self.pending_cell = cell
+                self.stage = Decision.SWAP_TARGET
+            else:
+                self._end_turn()
+        elif action < b["murder"]:
+            j, cell = divmod(action - b["opponent_cell"], self.options.cells)
+            self._wile_on(me, (me + j + 1) % n, cell)
+            self._end_turn()
+        else:
+            self._murder(me, (me + action - b["murder"] + 1) % n)
+            self._end_turn()
+
+    def _apply_draw(self, me: int, relative_pile: int) -> None:
+        if relative_pile < 0:
+            self.hands[me].append(self.deck.pop())
+            self.log.append(f"player_{me} draws from the deck")
+        else:
+            seat = (me + relative_pile) % self.num_players
+            card = self.piles[seat].pop()
+            self.pile_counts[seat, card] -= 1
+            self.hands[me].append(card)
+            self.known[me].append(card)
+            self.log.append(f"player_{me} takes {self.card_name(card)} from player_{seat}'s pile")
+        if self.stage == Decision.FIRST_DRAW:
+            self.first_from_pile = relative_pile >= 0
+            if self._can_draw_second():
+                self.stage = Decision.SECOND_DRAW
+                return
+            self.log.append("nothing left to draw")  # house: the turn goes on with one card drawn
+        self.stage = Decision.DISCARD
+
+    def _choose_card(self, me: int, card: int) -> None:
+        self._take_from_hand(me, card)
+        self.pending_card = card
+        self.log.append(f"player_{me} plays {self.card_name(card)}")
+        if card < self._first_wile:
+            self.stage = Decision.PLACE_BIRD
+        else:
+            self.stage = (
+                Decision.PLACE_BLOCKING,
+                Decision.DISCARD_TARGET,
+                Decision.SWAP_CELL,
+                Decision.MURDER_TARGET,
+            )[card - self._first_wile]
+
+    def _wile_on(self, me: int, victim: int, cell: int) -> None:
+        card = self.pending_card
+        if self.stage == Decision.PLACE_BLOCKING:
+            self._place(victim, cell, card)
+            self.log.append(f"... into player_{victim}'s grid at {self.cell_name(cell)}")
+            return
+        bird = int(self.grids[victim, cell])
+        self.grids[victim, cell] = card
+        self.bird_cells[victim].discard(cell)
+        self._scores[victim] = None
+        self.wiles_in_grids[card - self._first_wile] += 1
+        if self.stage == Decision.DISCARD_TARGET:
+            self.piles[victim].append(bird)
+            self.pile_counts[victim, bird] += 1
+            self.log.append(f"... player_{victim}'s {self.card_name(bird)} goes to their pile")
+        else:
+            own = self.pending_cell
+            self.wiles_in_grids[card - self._first_wile] -= 1  # the wile only moves grids
+            self.grids[me, own] = bird
+            self.bird_cells[me].add(own)
+            self._scores[me] = None
+            self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
+
+    def murder_succeeds(self, murderer: int, victim: int) -> bool:
+        """The Murder check: the victim leads by at least `murder_margin`, or Escalation has happened."""
+        return self.escalated or self.score(victim) >= self.score(murderer) + self.options.murder_margin
+
+    def _murder(self, me: int, victim: int) -> None:
+        success = self.murder_succeeds(me, victim)
+        card = self.pending_card
+        self.piles[me].append(card)
+        self.pile_counts[me, card] += 1
+        if success:
+            self.alive[victim] = False
+            self.murdered[victim] = True
+            # house: the victim's hand is shown so that its bird types can be recorded
+            self.known[victim] = list(self.hands[victim])
+            types = {c // self._value_base for c in self.hands[victim] if c < self._first_wile}
+            self.barred[me] |= types
+            self._scores[me] = None
+            self.log.append(f"player_{me} murders player_{victim}")
+        else:
+            self.alive[me] = False
+            self.caught[me] = True
+            self.log.append(f"player_{me} tries to murder player_{victim} and is caught")
+
+    def returns(self) -> list[float]:
+        """Win rewards: the best score among players still playing wins, ties share."""
+        living = [p for p in range(self.num_players) if self.alive[p]]
+        return win_rewards(self.winners(living), self.num_players)
+
+    def winners(self, living: list[int] | None = None) -> list[int]:
+        """Seats with the best score among players still playing."""
+        if living is None:
+            living = [p for p in range(self.num_players) if self.alive[p]]
+        scores = [self.score(p) for p in range(self.num_players)]
+        return best_players(scores, living)
+
+    def decision(self) -> str:
+        """Name of the current decision kind."""
+        return DECISION_NAMES[self.stage]
+
+    def cell_name(self, cell: int) -> str:
+        """'(row,col)' of a flat cell index."""
+        r, c = divmod(cell, self._size)
+        return f"({r},{c})"
+
+    def action_name(self, action: int) -> str:
+        """Human-readable name of an action in the current state."""
+        block, i = self.layout.decode(action)
+        me, n = self.to_act, self.num_players
+        if block == "draw_deck":
+            return "draw from the deck"
+        if block == "draw_pile":
+            seat = (me + i) % n
+            top = self.card_name(self.piles[seat][-1]) if self.piles[seat] else "empty"
+            return f"draw the top of player_{seat}'s pile ({top})"
+        if block == "discard":
+            return f"discard {self.card_name(i)}"
+        if block == "play":
+            return f"play {self.card_name(i)}"
+        if block == "own_cell":
+            return f"to my cell {self.cell_name(i)}"
+        if block == "opponent_cell":
+            j, cell = divmod(i, self.options.cells)
+            return f"to player_{(me + j + 1) % n}'s cell {self.cell_name(cell)}"
+        return f"murder player_{(me + i + 1) % n}"
+
+    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+        """Shuffle the deck with every card in other hands that nobody has seen, and re-deal."""
+        pool = list(self.deck)
+        unseen_counts = []
+        for q in range(self.num_players):
+            if q == player:
+                unseen_counts.append(0)
+                continue
+            rest = list(self.hands[q])
+            for card in self.known[q]:
+                rest.remove(card)
+            pool += rest
+            unseen_counts.append(len(rest))
+        pool = shuffled(pool, rng)
+        for q, k in enumerate(unseen_counts):
+            if q != player:
+                self.hands[q] = list(self.known[q]) + pool[:k]
+                pool = pool[k:]
+        self.deck = pool
+
+    def clone(self) -> FowlGame:
+        """An independent copy (faster than a deep copy)."""
+        other = object.__new__(FowlGame)
+        other.__dict__.update(self.__dict__)
+        other.rng = copy_rng(self.rng)
+        other.deck = list(self.deck)
+        other.piles = [list(p) for p in self.piles]
+        other.hands = [list(h) for h in self.hands]
+        other.known = [list(k) for k in self.known]
+        other.grids = self.grids.copy()
+        other.pile_counts = self.pile_counts.copy()
+        other.frontier = [set(f) for f in self.frontier]
+        other.bird_cells = [set(c) for c in self.bird_cells]
+        other.wiles_in_grids = list(self.wiles_in_grids)
+        other.placed = list(self.placed)
+        other._scores = list(self._scores)
+        other.alive = list(self.alive)
+        other.murdered = list(self.murdered)
+        other.caught = list(self.caught)
+        other.barred = [set(t) for t in self.barred]
+        other.log = list(self.log)
+        return other
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything, as plain values (hands and deck order included)."""
+        return {
+            "deck": list(self.deck),
+            "hands": [list(h) for h in self.hands],
+            "known": [sorted(k) for k in self.known],
+            "piles": [list(p) for p in self.piles],
+            "grids": self.grids.tolist(),
+            "alive": list(self.alive),
+            "murdered": list(self.murdered),
+            "caught": list(self.caught),
+            "barred": [sorted(t) for t in self.barred],
+            "to_act": self.to_act,
+            "stage": int(self.stage),
+            "first_from_pile": self.first_from_pile,
+            "pending_card": self.pending_card,
+            "pending_cell": self.pending_cell,
+            "turn": self.turn,
+            "terminal": self._terminal,
+        }
+
+    # ----- pictures -----------------------------------------------------------------------------------
+    def _cell_text(self, card: int) -> str:
+        if card == EMPTY:
+            return " . "
+        if card >= self._first_wile:
+            return "[" + "BDSM"[card - self._first_wile] + "]"
+        t, v = divmod(card, self._value_base)
+        return f"{TYPE_NAMES[t][0]}{v + 1:<2}"
+
+    def grid_picture(self, player: int) -> list[str]:
+        """Rows of a player's grid, cropped to the cards (bird = type initial + value, wile = [B]/[D]/[S])."""
+        size = self._size
+        taken = np.flatnonzero(self.grids[player] != EMPTY)
+        if taken.size == 0:
+            return ["(empty grid)"]
+        rows, cols = np.divmod(taken, size)
+        r0, r1 = max(rows.min() - 1, 0), min(rows.max() + 1, size - 1)
+        c0, c1 = max(cols.min() - 1, 0), min(cols.max() + 1, size - 1)
+        out = ["     " + " ".join(f"{c:^3}" for c in range(c0, c1 + 1))]
+        for r in range(r0, r1 + 1):
+            cells = " ".join(
+                self._cell_text(int(self.grids[player, r * size + c])) for c in range(c0, c1 + 1)
+            )
+            out.append(f"  {r:>2} {cells}")
+        return out
+
+    def render(self) -> str:
+        """The table as an umpire sees it: every grid, hand, pile top and score."""
+        lines = [
+            f"Murder Most Fowl - turn {self.turn}, deck {len(self.deck)} cards, "
+            f"escalation {'yes' if self.escalated else 'no'}"
+        ]
+        for p in range(self.num_players):
+            status = "playing" if self.alive[p] else ("murdered" if self.murdered[p] else "caught")
+            marks = [status]
+            if not self.over and p == self.to_act:
+                marks.append(f"to act: {self.decision()}")
+            if self.barred[p]:
+                marks.append("barred " + "/".join(TYPE_NAMES[t] for t in sorted(self.barred[p])))
+            hand = ", ".join(self.card_name(c) for c in sorted(self.hands[p])) or "-"
+            top = self.card_name(self.piles[p][-1]) if self.piles[p] else "-"
+            lines.append(
+                f"player_{p}: score {self.score(p)} ({'; '.join(marks)})  hand [{hand}]  "
+                f"pile {len(self.piles[p])} (top {top})"
+            )
+            lines.extend("  " + row for row in self.grid_picture(p))
+        if self.pending_card != EMPTY and not self.over:
+            lines.append(f"  being played: {self.card_name(self.pending_card)}")
+        if self.over:
+            lines.append("game over: winner(s) " + ", ".join(f"player_{p}" for p in self.winners()))
+        if self.log:
+            lines.append("  last: " + "; ".join(self.log))
+        return "\n".join(lines)

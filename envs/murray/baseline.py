@@ -1,0 +1,199 @@
+"""A rule-based Murray agent that decides only from its own observation.
+
+It rates every legal action and takes the best: creating and extending its own swarms first (each
+moves penalty cards in hand into points), then abilities aimed at the opponents' swarms and hands,
+then a useful pond swap or common-fly draw; otherwise it ends the turn passing its least useful
+card. Murray, the Firefly and the Robber Fly go for the opponent swarm whose loss costs its owner
+most; it goes out with the Hawk only when its visible score beats every estimate of the others'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.core.agents import Agent
+from envs.murray.observation import MurrayObserver
+from envs.murray.rules import (
+    ABILITY_CARDS,
+    COMMON_FLIES,
+    FLIES,
+    NUM_INSECTS,
+    SWARM_COMBOS,
+    TYPES_OF_VALUE,
+    VALUE,
+    Card,
+    Decision,
+    MurrayOptions,
+    action_layout,
+    swarm_points,
+    swarm_value,
+    tadpole_points,
+)
+
+#: Expected penalty of an unseen card in another player's hand (mean insect value, about 2.6).
+_MEAN_HAND_VALUE = 2.6
+
+
+class BaselineAgent(Agent):
+    """Greedy swarm builder and swarm wrecker for `murray_frog_v0`."""
+
+    name = "baseline"
+
+    def __init__(self, options: MurrayOptions | None = None, seed: int | None = None) -> None:
+        self.options = options or MurrayOptions()
+        self.observer = MurrayObserver(self.options)
+        self.layout = action_layout(self.options)
+        self._copies = np.array([*self.options.counts, 1], dtype=np.float64)
+
+    # ----- reading the observation ---------------------------------------------------------------
+    def _read(self, observation: np.ndarray) -> dict:
+        opts = self.options
+        n, s = opts.num_players, opts.max_swarms
+        parts = self.observer.decode(observation)
+        swarms = np.rint(parts["swarms"].reshape(n, s, NUM_INSECTS) * self._copies[:NUM_INSECTS]).astype(int)
+        return {
+            "parts": parts,
+            "decision": int(np.argmax(parts["decision"])),
+            "hand": np.rint(parts["my_hand"] * self._copies).astype(int).tolist(),
+            "swarms": [[sw.tolist() for sw in swarms[rel] if sw.any()] for rel in range(n)],
+            "slots": swarms,
+            "hand_sizes": np.rint(parts["hand_sizes"] * opts.total_cards).astype(int).tolist(),
+            "tadpoles": np.rint(parts["tadpoles"] * max(2 * opts.murray_count, 1)).astype(int).tolist(),
+        }
+
+    def _usefulness(self, card: int, hand: list[int], my_values: set[int], in_hand: bool) -> float:
+        """How much holding one more `card` helps this player (it is in hand if `in_hand`)."""
+        if card == Card.HAWK:
+            return -100.0
+        value = VALUE[card]
+        if value in my_values:
+            return 10.0 + value
+        same = sum(hand[t] for t in TYPES_OF_VALUE[value]) - (1 if in_hand else 0)
+        if same >= 2:
+            return 8.0 + value
+        if same == 1:
+            return 3.0 + 0.5 * value
+        return -0.2 * value
+
+    def _swarm_worth(self, swarm: list[int]) -> float:
+        return swarm_points(swarm, self.options) + sum(c * VALUE[t] for t, c in enumerate(swarm))
+
+    # ----- deciding --------------------------------------------------------------------------------
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The legal action with the best rating."""
+        view = self._read(observation)
+        legal = np.flatnonzero(action_mask)
+        rate = self._turn_rating if view["decision"] == Decision.TURN else self._target_rating
+        ratings = [rate(int(a), view) for a in legal]
+        return int(legal[int(np.argmax(ratings))])
+
+    def _turn_rating(self, action: int, view: dict) -> float:
+        opts = self.options
+        hand = view["hand"]
+        my_values = {swarm_value(sw) for sw in view["swarms"][0]}
+        block, i = self.layout.decode(action)
+        if block == "go_out":
+            return 1000.0 if self._leading(view) else -1000.0
+        if block == "create":
+            combo = SWARM_COMBOS[i]
+            swarm = [combo.count(t) for t in range(NUM_INSECTS)]
+            return 100.0 + 2 * sum(VALUE[t] for t in combo) + swarm_points(swarm, opts)
+        if block == "add":
+            slot, card = divmod(i, NUM_INSECTS)
+            swarm = list(view["slots"][0][slot])
+            before = swarm_points(swarm, opts)
+            swarm[card] += 1
+            gain = 2 * VALUE[card] + swarm_points(swarm, opts) - before
+            return 80.0 + gain if gain > 0 else -5.0
+        if block == "ability":
+            return self._ability_rating(ABILITY_CARDS[i], view, my_values)
+        if block == "swap":
+            card, slot = divmod(i, opts.pond_size)
+            pond = view["parts"]["pond"].reshape(opts.pond_size, NUM_INSECTS)
+            taken = int(np.argmax(pond[slot]))
+            gain = self._usefulness(taken, hand, my_values, False) - self._usefulness(
+                card, hand, my_values, True
+            )
+            return 20.0 + gain if gain >= 2 else -5.0
+        if block == "fly_draw":
+            card = COMMON_FLIES[i]
+            early = view["parts"]["deck_size"][0] * opts.total_cards > 25
+            return 10.0 if early and self._usefulness(card, hand, my_values, True) <= 1 else -5.0
+        if block == "pass":
+            return -10.0 - self._usefulness(i, hand, my_values, True) + 0.1 * VALUE[i]
+        return -10.0  # end_turn
+
+    def _ability_rating(self, card: int, view: dict, my_values: set[int]) -> float:
+        hand = view["hand"]
+        if sum(hand[t] for t in TYPES_OF_VALUE[VALUE[card]]) >= 3 or VALUE[card] in my_values:
+            return -5.0  # worth more in a swarm
+        opponents = view["swarms"][1:]
+        if card == Card.ROBBER_FLY:
+            fly_swarms = [sw for swarms in opponents for sw in swarms if any(sw[t] for t in FLIES)]
+            return 40.0 if fly_swarms else -5.0
+        if card == Card.FIREFLY:
+            return 38.0 if any(opponents) else -5.0
+        if card in (Card.DEER_FLY, Card.HORNET):
+            return 30.0 if max(view["hand_sizes"][1:]) >= 2 else -5.0
+        if card == Card.DRAGONFLY:
+            pond = view["parts"]["pond"].reshape(self.options.pond_size, NUM_INSECTS).argmax(axis=1)
+            best = max(self._usefulness(int(c), hand, my_values, False) for c in pond)
+            return 25.0 if best >= 8 else -5.0
+        return -5.0  # Paper Wasp: only its value in a swarm matters to this agent
+
+    def _leading(self, view: dict) -> bool:
+        """Whether my visible score beats every other player's estimated score."""
+        scores = []
+        for rel, swarms in enumerate(view["swarms"]):
+            score = sum(self._swarm_worth(sw) for sw in swarms) + tadpole_points(view["tadpoles"][rel])
+            if rel == 0:
+                score -= sum(c * VALUE[t] for t, c in enumerate(view["hand"]))
+            else:
+                score -= view["hand_sizes"][rel] * _MEAN_HAND_VALUE
+            scores.append(score)
+        return scores[0] > max(scores[1:])
+
+    def _owner_loss(self, rel: int, swarm: list[int], removed: int | None, view: dict) -> float:
+        """What the owner loses when `removed` (or, for None, the whole swarm to Murray) goes."""
+        if removed is None:
+            tadpoles = view["tadpoles"][rel]
+            return self._swarm_worth(swarm) - (tadpole_points(tadpoles + 1) - tadpole_points(tadpoles))
+        after = list(swarm)
+        after[removed] -= 1
+        return self._swarm_worth(swarm) - self._swarm_worth(after)
+
+    def _target_rating(self, action: int, view: dict) -> float:
+        opts = self.options
+        s = opts.max_swarms
+        hand = view["hand"]
+        my_values = {swarm_value(sw) for sw in view["swarms"][0]}
+        decision = view["decision"]
+        block, i = self.layout.decode(action)
+        sign = 1.0
+        if block in ("murray", "swarm"):
+            rel, slot = divmod(i, s)
+            sign = -1.0 if rel == 0 else 1.0
+            swarm = view["slots"][rel][slot].tolist()
+            if block == "murray":
+                return sign * self._owner_loss(rel, swarm, None, view)
+            robber = decision == Decision.ROBBER_SWARM
+            options = [t for t in range(NUM_INSECTS) if swarm[t] and (not robber or t in FLIES)]
+            return max(sign * self._owner_loss(rel, swarm, t, view) for t in options)
+        if block == "player":
+            return float(view["hand_sizes"][i + 1])
+        if block == "pond":
+            pond = view["parts"]["pond"].reshape(opts.pond_size, NUM_INSECTS)
+            return self._usefulness(int(np.argmax(pond[i])), hand, my_values, False)
+        if block == "take":
+            chosen = np.flatnonzero(view["parts"]["chosen_swarm"])
+            loss = 0.0
+            if chosen.size:
+                rel, slot = divmod(int(chosen[0]), s)
+                sign = -1.0 if rel == 0 else 1.0
+                loss = sign * self._owner_loss(rel, view["slots"][rel][slot].tolist(), i, view)
+            if decision == Decision.ROBBER_TAKE:
+                return loss
+            return loss + self._usefulness(i, hand, my_values, False) + 0.1 * VALUE[i]
+        if block == "discard":
+            return -self._usefulness(i, hand, my_values, True) + 0.1 * VALUE[i]
+        return 0.0

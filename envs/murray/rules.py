@@ -1,0 +1,936 @@
+"""Murray the A**hole Frog: the pure rules engine (no RL library is imported here).
+
+Cards are ints (`Card`): 0-11 the twelve insect types, 12 the Hawk, 13 Murray. Hands, swarms and the
+discard pile are counts per card type (their order carries no information); the deck is a list whose
+top is its end, and the pond is kept sorted so its slots are canonical. Draws, Murray's arrival, pond
+refills and the one reshuffle happen inside `apply`; every choice a player makes, Murray's target
+included, is a decision of the current player.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from dataclasses import dataclass
+from enum import IntEnum
+from itertools import combinations_with_replacement
+from typing import Any
+
+import numpy as np
+
+from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core.cards import shuffled
+from envs.core.game import copy_rng
+from envs.core.rewards import score_rewards
+
+PLAYER_COUNTS = range(3, 7)
+
+
+class Card(IntEnum):
+    """Every card type; the first twelve are the insects."""
+
+    FRUIT_FLY = 0
+    MIDGE = 1
+    HOUSE_FLY = 2
+    MAYFLY = 3
+    CRANE_FLY = 4
+    SOLDIER_FLY = 5
+    DEER_FLY = 6
+    DRAGONFLY = 7
+    FIREFLY = 8
+    ROBBER_FLY = 9
+    PAPER_WASP = 10
+    HORNET = 11
+    HAWK = 12
+    MURRAY = 13
+
+
+class Decision(IntEnum):
+    """The kinds of decision a player can be asked for."""
+
+    TURN = 0  # the free part of a turn: swarms, abilities, the once-per-turn actions, going out, passing
+    MURRAY = 1  # choose the swarm a drawn Murray destroys
+    DEER_FLY = 2  # choose the player to take a random card from
+    DRAGONFLY = 3  # choose the pond card to take
+    FIREFLY_SWARM = 4  # choose the swarm to take an insect from
+    FIREFLY_TAKE = 5  # choose the insect to take from that swarm
+    ROBBER_SWARM = 6  # choose a swarm to rob a fly from
+    ROBBER_TAKE = 7  # choose the fly to discard from that swarm
+    HORNET_PLAYER = 8  # choose the player whose hand to look at
+    HORNET_TAKE = 9  # choose the insect to take from the hand looked at
+    DISCARD = 10  # discard down to the hand limit at the end of the turn
+
+
+NUM_INSECTS = 12
+#: Card types a hand can hold: the insects and the Hawk (Murray is played the moment it is drawn).
+HAND_KINDS = 13
+#: Card types the discard pile can hold.
+PILE_KINDS = 14
+CARD_NAMES = (
+    "Fruit Fly", "Midge", "House Fly", "Mayfly", "Crane Fly", "Soldier Fly", "Deer Fly",
+    "Dragonfly", "Firefly", "Robber Fly", "Paper Wasp", "Hornet", "Hawk", "Murray",
+)  # fmt: skip
+#: Printed value of each card type; the Hawk and Murray count 0 in the hand penalty.
+VALUE = (1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 4, 0, 0)
+COMMON_FLIES = (Card.FRUIT_FLY, Card.MIDGE, Card.HOUSE_FLY, Card.MAYFLY, Card.CRANE_FLY, Card.SOLDIER_FLY)
+#: The Robber Fly's card says "flies": common and royal flies, not wasps.
+FLIES = frozenset(range(Card.ROBBER_FLY + 1))
+#: Cards whose ability is used by discarding them, in the order of the `ability` action block.
+ABILITY_CARDS = (Card.DEER_FLY, Card.DRAGONFLY, Card.FIREFLY, Card.ROBBER_FLY, Card.PAPER_WASP, Card.HORNET)
+TYPES_OF_VALUE = {v: tuple(t for t in range(NUM_INSECTS) if VALUE[t] == v) for v in range(1, 6)}
+#: Every way to create a swarm: a multiset of three insect types of one value (32 in all).
+SWARM_COMBOS = tuple(c for v in range(1, 6) for c in combinations_with_replacement(TYPES_OF_VALUE[v], 3))
+#: Default insect counts (by `Card` index) for 3-4 and 5-6 players, from the card table.
+COUNTS_3_4 = (9, 9, 9, 9, 6, 6, 3, 3, 3, 3, 3, 3)
+COUNTS_5_6 = (12, 12, 12, 12, 9, 9, 4, 4, 4, 4, 4, 4)
+
+
+@dataclass
+class MurrayOptions:
+    """Rule options of `murray_frog_v0`; every default is the documented game."""
+
+    num_players: int = 3
+    #: Copies of each insect type in `Card` order; None = the card table's column for the player count.
+    insect_counts: tuple[int, ...] | None = None
+    #: Murray cards in the deck; None = 3 for 3-4 players, 4 for 5-6 (card table).
+    murrays: int | None = None
+    #: Cards dealt to each player at setup (seed: 6).
+    hand_size: int = 6
+    #: Cards in the pond (seed: 3).
+    pond_size: int = 3
+    #: Cards drawn at the start of a turn (seed: 2).
+    draw_count: int = 2
+    #: Cards the first player draws on the first turn (seed: 3).
+    first_draw_count: int = 3
+    #: Hand size a player discards down to at the end of their turn (seed: 9).
+    hand_limit: int = 9
+    #: Swarms one player may own at once (house: 8, the bound of the action and observation encodings).
+    max_swarms: int = 8
+    #: A swarm of at least this many cards scores `big_swarm_points` (seed: 4 cards, 5 points).
+    big_swarm: int = 4
+    big_swarm_points: int = 5
+    #: A perfect swarm (one insect type) scores this (seed: 5).
+    perfect_swarm_points: int = 5
+    #: Turns played before the game is truncated (house: 300).
+    max_turns: int = 300
+    #: "win": +1 / -1/(n-1) terminal rewards; "score": zero-sum score differences / 20.
+    reward_mode: str = "win"
+
+    def validate(self) -> None:
+        """Raise ValueError on an impossible option."""
+        check_player_count(self.num_players, PLAYER_COUNTS, "murray_frog_v0")
+        if self.insect_counts is not None:
+            counts = tuple(self.insect_counts)
+            if len(counts) != NUM_INSECTS:
+                raise ValueError(
+                    f"insect_counts must list {NUM_INSECTS} counts in Card order; got {counts!r}"
+                )
+            for card, count in zip(Card, counts):
+                check_int(f"insect_counts[{card.name}]", count, 0)
+        if self.murrays is not None:
+            check_int("murrays", self.murrays, 0)
+        check_int("hand_size", self.hand_size, 1)
+        check_int("pond_size", self.pond_size, 1)
+        check_int("draw_count", self.draw_count, 1)
+        check_int("first_draw_count", self.first_draw_count, 1)
+        check_int("hand_limit", self.hand_limit, 1)
+        check_int("max_swarms", self.max_swarms, 1)
+        check_int("big_swarm", self.big_swarm, 1)
+        check_int("big_swarm_points", self.big_swarm_points, 0)
+        check_int("perfect_swarm_points", self.perfect_swarm_points, 0)
+        check_int("max_turns", self.max_turns, 1)
+        if self.reward_mode not in ("win", "score"):
+            raise ValueError(f"reward_mode must be 'win' or 'score'; got {self.reward_mode!r}")
+        needed = self.num_players * self.hand_size + self.pond_size
+        if sum(self.counts) < needed:
+            raise ValueError(
+                f"insect_counts hold {sum(self.counts)} insects; dealing {self.num_players} hands of "
+                f"{self.hand_size} and a pond of {self.pond_size} needs at least {needed}"
+            )
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Copies of each insect type actually used."""
+        if self.insect_counts is not None:
+            return tuple(self.insect_counts)
+        return COUNTS_3_4 if self.num_players <= 4 else COUNTS_5_6
+
+    @property
+    def murray_count(self) -> int:
+        """Murray cards actually used."""
+        if self.murrays is not None:
+            return self.murrays
+        return 3 if self.num_players <= 4 else 4
+
+    @property
+    def total_cards(self) -> int:
+        """Insects, Murrays and the Hawk."""
+        return sum(self.counts) + self.murray_count + 1
+
+
+def action_layout(options: MurrayOptions) -> ActionLayout:
+    """The named action blocks (ids in order); seats are relative to the acting player."""
+    n, s, p = options.num_players, options.max_swarms, options.pond_size
+    return ActionLayout(
+        [
+            ("go_out", 1, "discard the Hawk to go out (first action of the turn, no Murray this turn); ends the game"),
+            ("create", len(SWARM_COMBOS), "create a swarm from the three cards of combination `SWARM_COMBOS[i]`"),
+            ("add", s * NUM_INSECTS, "add one insect of type i % 12 to my swarm in slot i // 12"),
+            ("ability", len(ABILITY_CARDS), "discard a Deer Fly, Dragonfly, Firefly, Robber Fly, Paper Wasp, Hornet (i) to use it"),
+            ("swap", NUM_INSECTS * p, "once per turn: swap an insect of type i // pond_size from my hand with pond slot i % pond_size"),
+            ("fly_draw", len(COMMON_FLIES), "once per turn: discard a common fly of type i (0-5) and draw two cards"),
+            ("pass", HAND_KINDS, "end the turn passing one card of type i (12 = Hawk) to the left"),
+            ("end_turn", 1, "end the turn passing nothing (only with a single card in hand)"),
+            ("murray", n * s, "Murray destroys the swarm of relative seat i // max_swarms, slot i % max_swarms"),
+            ("swarm", n * s, "Firefly / Robber Fly: pick the swarm of relative seat i // max_swarms, slot i % max_swarms"),
+            ("player", n - 1, "Deer Fly / Hornet: target relative seat i + 1"),
+            ("pond", p, "Dragonfly: take the card in pond slot i"),
+            ("take", NUM_INSECTS, "Firefly / Robber Fly / Hornet: take an insect of type i from the chosen swarm or hand"),
+            ("discard", NUM_INSECTS, "discard an insect of type i (down to the hand limit)"),
+        ]
+    )  # fmt: skip
+
+
+def swarm_points(swarm: list[int], options: MurrayOptions) -> int:
+    """Bonus points of one swarm (counts per insect type): 4+ cards, perfect, both, or none."""
+    size = sum(swarm)
+    points = options.big_swarm_points if size >= options.big_swarm else 0
+    if size and max(swarm) == size:  # every card is one insect type
+        points += options.perfect_swarm_points
+    return points
+
+
+def tadpole_points(tadpoles: int) -> int:
+    """Each tadpole is worth one more than the number of tadpoles held."""
+    return tadpoles * (tadpoles + 1)
+
+
+def card_value_sum(counts: list[int]) -> int:
+    """Total printed value of a collection of card counts."""
+    return sum(c * VALUE[t] for t, c in enumerate(counts) if c)
+
+
+def score_breakdown(swarms: list[list[int]], tadpoles: int, hand: list[int], options: MurrayOptions) -> dict:
+    """The four parts of a final score and the total."""
+    parts = {
+        "swarm_points": sum(swarm_points(s, options) for s in swarms),
+        "tadpole_points": tadpole_points(tadpoles),
+        "card_points": sum(card_value_sum(s) for s in swarms),
+        "penalty": card_value_sum(hand),
+    }
+    parts["total"] = parts["swarm_points"] + parts["tadpole_points"] + parts["card_points"] - parts["penalty"]
+    return parts
+
+
+def swarm_value(swarm: list[int]) -> int:
+    """The value shared by every card of a (non-empty) swarm."""
+    for t, c in enumerate(swarm):
+        if c:
+            return VALUE[t]
+    return 0
+
+
+def nth_card(counts: list[int], index: int) -> int:
+    """The card type at position `index` when the cards of `counts` are laid out in type order."""
+    left = index
+    for card, count in enumerate(counts):
+        if left < count:
+            return card
+        left -= count
+    raise IndexError(f"card {index} is past the end of a collection of {sum(counts)} cards")
+
+
+def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    return tuple((int(t), combo.count(t)) for t in sorted(set(combo)))
+
+
+# Plain-int copies of the constants the legal-mask hot path reads (IntEnum indexing is slower).
+_INSECT_IDS = tuple(range(NUM_INSECTS))
+_HAWK = int(Card.HAWK)
+_DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
+    int(c) for c in (Card.DEER_FLY, Card.FIREFLY, Card.ROBBER_FLY, Card.HORNET)
+)
+_ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
+_COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
+_TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
+_FLY_IDS = tuple(sorted(int(c) for c in FLIES))
+
+#: Per value: its insect types and (create-block index, needs) of every combination of that value.
+_COMBOS_BY_VALUE = tuple(
+    (TYPES_OF_VALUE[v], tuple((i, _combo_needs(c)) for i, c in enumerate(SWARM_COMBOS) if VALUE[c[0]] == v))
+    for v in range(1, 6)
+)
+
+
+class MurrayGame(Game):
+    """A game of Murray the A**hole Frog in progress."""
+
+    def __init__(self, options: MurrayOptions, rng: np.random.Generator) -> None:
+        self.options = options
+        self.rng = rng
+        self.num_players = n = options.num_players
+        self._bind_layout(options)
+        insects = [t for t, c in enumerate(options.counts) for _ in range(c)]
+        insects = shuffled(insects, rng)
+        self.hands = [[0] * HAND_KINDS for _ in range(n)]
+        for p in range(n):
+            for card in insects[p * options.hand_size : (p + 1) * options.hand_size]:
+                self.hands[p][card] += 1
+        self.hand_sizes = [options.hand_size] * n
+        dealt = n * options.hand_size
+        self.pond = sorted(insects[dealt : dealt + options.pond_size])
+        self.deck = shuffled(insects[dealt + options.pond_size :] + [Card.MURRAY] * options.murray_count, rng)
+        self.discard = [0] * PILE_KINDS
+        self.discard[Card.HAWK] = 1  # the Hawk is the starting discard pile
+        self.hawk_in = False  # True once the reshuffle has brought the Hawk into the deck
+        self.swarms: list[list[list[int]]] = [[] for _ in range(n)]
+        self.tadpoles = [0] * n
+        self.hawk_seen = [False] * n  # has held the Hawk since it was shuffled in
+        self.last_passed = [-1] * n
+        self.last_received = [-1] * n
+        self.seen = [[None] * n for _ in range(n)]  # seen[p][q]: q's hand after p's last Hornet look
+        self.player = 0
+        self.turn = 1
+        self.decision_kind = Decision.TURN
+        self.draws_left = options.first_draw_count
+        self.filling = False
+        self.murray_resets_pond = False
+        self.murray_this_turn = False
+        self.may_go_out = False
+        self.swapped = False
+        self.fly_drawn = False
+        self.target = -1  # seat chosen for a Deer Fly or Hornet
+        self.chosen = (-1, -1)  # (owner, slot) chosen for a Firefly or Robber Fly
+        self.robber_left = 0
+        self.end_reason = ""
+        self.log: list[str] = []
+        self._terminal = False
+        self._truncated = False
+        self._run()
+
+    def _bind_layout(self, options: MurrayOptions) -> None:
+        self.layout = layout = action_layout(options)
+        self._size = layout.size
+        self._go_out = layout["go_out"].start
+        self._create = layout["create"].start
+        self._add = layout["add"].start
+        self._ability = layout["ability"].start
+        self._swap = layout["swap"].start
+        self._fly_draw = layout["fly_draw"].start
+        self._pass = layout["pass"].start
+        self._end_turn = layout["end_turn"].start
+        self._murray = layout["murray"].start
+        self._swarm = layout["swarm"].start
+        self._player = layout["player"].start
+        self._pond = layout["pond"].start
+        self._take = layout["take"].start
+        self._discard = layout["discard"].start
+
+    @classmethod
+    def action_layout(cls, options: MurrayOptions) -> ActionLayout:
+        """go_out, create, add, ability, swap, fly_draw, pass, end_turn, then the target blocks."""
+        return action_layout(options)
+
+    def set_table(
+        self,
+        hands: list[list[int]],
+        pond: list[int],
+        deck: list[int],
+        swarms: list[list[list[int]]] | None = None,
+        discard: list[int] | None = None,
+        tadpoles: list[int] | None = None,
+        hawk_in: bool = False,
+        player: int = 0,
+        draws: int | None = None,
+    ) -> None:
+        """Lay out a stacked table and start `player`'s turn on it (for tests and tools).
+
+        Cards are listed by type: `hands[p]`, the pond, the deck (top card first), each swarm of
+        `swarms[p]` and the discard pile (default: just the Hawk unless `hawk_in`). Keeping the card
+        counts those of a real game is the caller's business.
+        """
+        n = self.num_players
+        self.hands = [[0] * HAND_KINDS for _ in range(n)]
+        for p, cards in enumerate(hands):
+            for card in cards:
+                self.hands[p][card] += 1
+        self.hand_sizes = [sum(h) for h in self.hands]
+        self.pond = sorted(pond)
+        self.deck = list(reversed(deck))
+        self.swarms = [[] for _ in range(n)]
+        for p, owned in enumerate(swarms or []):
+            for cards in owned:
+                self.swarms[p].append([cards.count(t) for t in range(NUM_INSECTS)])
+        self.discard = [0] * PILE_KINDS
+        for card in [Card.HAWK] if discard is None and not hawk_in else discard or []:
+            self.discard[card] += 1
+        self.tadpoles = list(tadpoles) if tadpoles else [0] * n
+        self.hawk_in = hawk_in
+        self.hawk_seen = [hawk_in and h[Card.HAWK] > 0 for h in self.hands]
+        self.last_passed = [-1] * n
+        self.last_received = [-1] * n
+        self.seen = [[None] * n for _ in range(n)]
+        self.player = player
+        self.turn = 1
+        self.decision_kind = Decision.TURN
+        self.draws_left = self.options.draw_count if draws is None else draws
+        self.filling = self.murray_resets_pond = self.murray_this_turn = self.may_go_out = False
+        self.swapped = self.fly_drawn = False
+        self.target, self.chosen, self.robber_left = -1, (-1, -1), 0
+        self.end_reason = ""
+        self.log = []
+        self._terminal = self._truncated = False
+        self._run()
+
+    # ----- chance: drawing, the pond, Murray --------------------------------------------------------
+    def _draw(self) -> int:
+        """Top card of the deck, reshuffling once to bring the Hawk in; -1 (game over) when none is left."""
+        if not self.deck:
+            if self.hawk_in:
+                self._finish("no card left to draw")
+                return -1
+            pile = [t for t, c in enumerate(self.discard) for _ in range(c)]
+            self.deck = shuffled(pile, self.rng)
+            self.discard = [0] * PILE_KINDS
+            self.hawk_in = True
+            self.log.append("the discard pile is shuffled into a new deck: the Hawk is in")
+        return self.deck.pop()
+
+    def _to_hand(self, player: int, card: int) -> None:
+        self.hands[player][card] += 1
+        self.hand_sizes[player] += 1
+        if card == Card.HAWK:
+            self.hawk_seen[player] = True
+
+    def _from_hand(self, player: int, card: int) -> None:
+        self.hands[player][card] -= 1
+        self.hand_sizes[player] -= 1
+
+    def _has_swarm(self) -> bool:
+        return any(self.swarms)
+
+    def _reset_pond(self) -> None:
+        for card in self.pond:
+            self.discard[card] += 1
+        self.pond = []
+        self.filling = True
+
+    def _run(self) -> None:
+        """Resolve pending draws (pond first, then the turn's draws) until a player must decide."""
+        p = self.player
+        while True:
+            if self.filling:
+                if len(self.pond) >= self.options.pond_size:
+                    self.filling = False
+                    continue
+                card = self._draw()
+                if card < 0:
+                    return
+                if card == Card.MURRAY:
+                    if self._has_swarm():
+                        self._ask_murray(resets_pond=False)
+                        return
+                    self.discard[Card.MURRAY] += 1
+                    self.log.append("Murray finds no swarm and is discarded")
+                    continue
+                if card == Card.HAWK:
+                    self.discard[Card.HAWK] += 1
+                    self._finish("the Hawk entered the pond")
+                    return
+                insort(self.pond, card)
+            elif self.draws_left:
+                card = self._draw()
+                if card < 0:
+                    return
+                if card == Card.MURRAY:
+                    self.murray_this_turn = True
+                    if self._has_swarm():
+                        self.draws_left -= 1  # a Murray that hits a swarm is not replaced
+                        self._ask_murray(resets_pond=True)
+                        return
+                    self.discard[Card.MURRAY] += 1
+                    self.log.append("Murray finds no swarm: discarded, another card is drawn")
+                    continue
+                self._to_hand(p, card)
+                self.draws_left -= 1
+                if not self.draws_left:
+                    self.may_go_out = not self.murray_this_turn
+            else:
+                break
+        self.decision_kind = Decision.TURN
+
+    def _ask_murray(self, resets_pond: bool) -> None:
+        self.decision_kind = Decision.MURRAY
+        self.murray_resets_pond = resets_pond
+        self.may_go_out = False
+
+    def _finish(self, reason: str) -> None:
+        self._terminal = True
+        self.end_reason = reason
+        self.log.append(f"game over: {reason}")
+
+    def _next_turn(self) -> None:
+        self.player = (self.player + 1) % self.num_players
+        self.turn += 1
+        if self.turn > self.options.max_turns:
+            self._truncated = True
+            self.log.append(f"turn cap {self.options.max_turns} reached: truncated")
+            return
+        self.decision_kind = Decision.TURN
+        self.draws_left = self.options.draw_count
+        self.murray_this_turn = self.may_go_out = self.swapped = self.fly_drawn = False
+        self._run()
+
+    # ----- the Game interface -----------------------------------------------------------------------
+    @property
+    def current_player(self) -> int:
+        """The seat whose turn it is (every decision, Murray's target included, is theirs)."""
+        return self.player
+
+    @property
+    def terminal(self) -> bool:
+        """True once one of the three instant game ends happened."""
+        return self._terminal
+
+    @property
+    def truncated(self) -> bool:
+        """True once `max_turns` turns were played without an end."""
+        return self._truncated
+
+    def _seat_at(self, relative: int) -> int:
+        return (self.player + relative) % self.num_players
+
+    def _swarm_at(self, index: int) -> tuple[int, int]:
+        rel, slot = divmod(index, self.options.max_swarms)
+        return self._seat_at(rel), slot
+
+    def _swarm_index(self, owner: int, slot: int) -> int:
+        return ((owner - self.player) % self.num_players) * self.options.max_swarms + slot
+
+    def _has_fly_swarm(self) -> bool:
+        for swarms in self.swarms:
+            for swarm in swarms:
+                for t in _FLY_IDS:
+                    if swarm[t]:
+                        return True
+        return False
+
+    def legal_mask(self) -> np.ndarray:
+        """An exact mask of the current player's legal actions."""
+        mask = np.zeros(self._size, dtype=np.int8)
+        kind = self.decision_kind
+        if kind == Decision.TURN:
+            self._turn_mask(mask)
+        elif kind == Decision.MURRAY or kind == Decision.FIREFLY_SWARM:
+            start = self._murray if kind == Decision.MURRAY else self._swarm
+            for owner, swarms in enumerate(self.swarms):
+                for slot in range(len(swarms)):
+                    mask[start + self._swarm_index(owner, slot)] = 1
+        elif kind == Decision.ROBBER_SWARM:
+            for owner, swarms in enumerate(self.swarms):
+                for slot, swarm in enumerate(swarms):
+                    if any(swarm[t] for t in FLIES):
+                        mask[self._swarm + self._swarm_index(owner, slot)] = 1
+        elif kind == Decision.DEER_FLY or kind == Decision.HORNET_PLAYER:
+            for rel in range(1, self.num_players):
+                if self.hand_sizes[self._seat_at(rel)] >= 2:
+                    mask[self._player + rel - 1] = 1
+        elif kind == Decision.DRAGONFLY:
+            mask[self._pond : self._pond + len(self.pond)] = 1
+        elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
+            owner, slot = self.chosen
+            swarm = self.swarms[owner][slot]
+            robber = kind == Decision.ROBBER_TAKE
+            for t in range(NUM_INSECTS):
+                if swarm[t] and (not robber or t in FLIES):
+                    mask[self._take + t] = 1
+        elif kind == Decision.HORNET_TAKE:
+            hand = self.hands[self.target]
+            for t in range(NUM_INSECTS):
+                if hand[t]:
+                    mask[self._take + t] = 1
+        else:  # DISCARD
+            hand = self.hands[self.player]
+            for t in range(NUM_INSECTS):
+                if hand[t]:
+                    mask[self._discard + t] = 1
+        return mask
+
+    def _turn_mask(self, mask: np.ndarray) -> None:
+        p = self.player
+        hand = self.hands[p]
+        size = self.hand_sizes[p]
+        held = [t for t in _INSECT_IDS if hand[t]]
+        if self.may_go_out and hand[_HAWK]:
+            mask[self._go_out] = 1
+        if not self.swapped:
+            width = len(self.pond)
+            for t in held:
+                base = self._swap + t * self.options.pond_size
+                mask[base : base + width] = 1
+        # The hand may never become empty: playing, discarding or passing the last card is illegal.
+        if size < 2:
+            mask[self._end_turn] = 1
+            return
+        if hand[_HAWK]:
+            mask[self._pass + _HAWK] = 1
+        else:
+            for t in held:
+                mask[self._pass + t] = 1
+        if size >= 4 and len(self.swarms[p]) < self.options.max_swarms:
+            for types, combos in _COMBOS_BY_VALUE:
+                have = 0
+                for t in types:
+                    have += hand[t]
+                if have < 3:
+                    continue
+                for i, needs in combos:
+                    for t, k in needs:
+                        if hand[t] < k:
+                            break
+                    else:
+                        mask[self._create + i] = 1
+        for slot, swarm in enumerate(self.swarms[p]):
+            base = self._add + slot * NUM_INSECTS
+            for t in _TYPES_OF_VALUE_IDS[swarm_value(swarm)]:
+                if hand[t]:
+                    mask[base + t] = 1
+        for i, card in enumerate(_ABILITY_IDS):
+            if not hand[card]:
+                continue
+            if card in (_DEER_FLY, _HORNET):
+                ok = any(self.hand_sizes[q] >= 2 for q in range(self.num_players) if q != p)
+            elif card == _FIREFLY:
+                ok = self._has_swarm()
+            elif card == _ROBBER_FLY:
+                ok = self._has_fly_swarm()
+            else:
+                ok = True
+            if ok:
+                mask[self._ability + i] = 1
+        if not self.fly_drawn:
+            for i, card in enumerate(_COMMON_IDS):
+                if hand[card]:
+                    mask[self._fly_draw + i] = 1
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action of the current player, then resolve every chance event it starts."""
+        self.log = []
+        kind = self.decision_kind
+        if kind == Decision.TURN:
+            self._apply_turn(action)
+        elif kind == Decision.MURRAY:
+            self._apply_murray(action - self._murray)
+        elif kind == Decision.DEER_FLY:
+            victim = self._seat_at(action - self._player + 1)
+            card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
+            self._from_hand(victim, card)
+            self._to_hand(self.player, card)
+            self.log.append(f"player_{self.player} takes a random card from player_{victim}")
+            self.decision_kind = Decision.TURN
+        elif kind == Decision.HORNET_PLAYER:
+            self.target = self._seat_at(action - self._player + 1)
+            self.log.append(f"player_{self.player} looks at player_{self.target}'s hand")
+            self.decision_kind = Decision.HORNET_TAKE
+        elif kind == Decision.HORNET_TAKE:
+            card = action - self._take
+            self._from_hand(self.target, card)
+            self._to_hand(self.player, card)
+            self.seen[self.player][self.target] = list(self.hands[self.target])
+            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{self.target}")
+            self.target = -1
+            self.decision_kind = Decision.TURN
+        elif kind == Decision.DRAGONFLY:
+            card = self.pond.pop(action - self._pond)
+            self._to_hand(self.player, card)
+            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from the pond")
+            self.decision_kind = Decision.TURN
+            self.filling = True
+            self._run()
+        elif kind == Decision.FIREFLY_SWARM or kind == Decision.ROBBER_SWARM:
+            self.chosen = self._swarm_at(action - self._swarm)
+            nxt = Decision.FIREFLY_TAKE if kind == Decision.FIREFLY_SWARM else Decision.ROBBER_TAKE
+            self.decision_kind = nxt
+        elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
+            self._apply_take(kind, action - self._take)
+        else:  # DISCARD
+            card = action - self._discard
+            self._from_hand(self.player, card)
+            self.discard[card] += 1
+            if self.hand_sizes[self.player] <= self.options.hand_limit:
+                self._next_turn()
+
+    def _apply_turn(self, action: int) -> None:
+        p = self.player
+        block, i = self.layout.decode(action)
+        self.may_go_out = False
+        if block == "go_out":
+            self._from_hand(p, Card.HAWK)
+            self.discard[Card.HAWK] += 1
+            self._finish(f"player_{p} went out with the Hawk")
+        elif block == "create":
+            swarm = [0] * NUM_INSECTS
+            for t in SWARM_COMBOS[i]:
+                self._from_hand(p, t)
+                swarm[t] += 1
+            self.swarms[p].append(swarm)
+            self.log.append(f"player_{p} creates a swarm of {self._names(SWARM_COMBOS[i])}")
+        elif block == "add":
+            slot, card = divmod(i, NUM_INSECTS)
+            self._from_hand(p, card)
+            self.swarms[p][slot][card] += 1
+            self.log.append(f"player_{p} adds a {CARD_NAMES[card]} to swarm {slot}")
+        elif block == "ability":
+            card = ABILITY_CARDS[i]
+            self._from_hand(p, card)
+            self.discard[card] += 1
+            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} to use it")
+            if card == Card.DEER_FLY:
+                self.decision_kind = Decision.DEER_FLY
+            elif card == Card.DRAGONFLY:
+                self.decision_kind = Decision.DRAGONFLY
+            elif card == Card.FIREFLY:
+                self.decision_kind = Decision.FIREFLY_SWARM
+            elif card == Card.ROBBER_FLY:
+                self.robber_left = 2
+                self.decision_kind = Decision.ROBBER_SWARM
+            elif card == Card.HORNET:
+                self.decision_kind = Decision.HORNET_PLAYER
+            else:  # Paper Wasp
+                self._reset_pond()
+                self._run()
+        elif block == "swap":
+            card, slot = divmod(i, self.options.pond_size)
+            taken = self.pond.pop(slot)
+            self._from_hand(p, card)
+            self._to_hand(p, taken)
+            insort(self.pond, card)
+            self.swapped = True
+            self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")
+        elif block == "fly_draw":
+            card = COMMON_FLIES[i]
+            self._from_hand(p, card)
+            self.discard[card] += 1
+            self.fly_drawn = True
+            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} and draws two")
+            for _ in range(2):
+                drawn = self._draw()
+                if drawn < 0:
+                    return
+                if drawn == Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
+                    self.discard[Card.MURRAY] += 1
+                    self.log.append("a Murray drawn this way is discarded")
+                else:
+                    self._to_hand(p, drawn)
+        elif block == "pass":
+            left = (p + 1) % self.num_players
+            self._from_hand(p, i)
+            self._to_hand(left, i)
+            self.last_passed[p] = i
+            self.last_received[left] = i
+            self.log.append(f"player_{p} passes a card to player_{left}")
+            if self.hand_sizes[p] > self.options.hand_limit:
+                self.decision_kind = Decision.DISCARD
+            else:
+                self._next_turn()
+        else:  # end_turn with a single card: nothing is passed
+            self.log.append(f"player_{p} ends the turn holding a single card")
+            self._next_turn()
+
+    def _apply_murray(self, index: int) -> None:
+        owner, slot = self._swarm_at(index)
+        self.decision_kind = Decision.TURN  # Murray is resolved even if the game ends below
+        swarm = self.swarms[owner].pop(slot)
+        for t, c in enumerate(swarm):
+            self.discard[t] += c
+        self.discard[Card.MURRAY] += 1
+        self.tadpoles[owner] += 1
+        self.log.append(f"Murray destroys player_{owner}'s swarm {slot}; player_{owner} gets a tadpole")
+        if self.murray_resets_pond:
+            self.murray_resets_pond = False
+            self._reset_pond()
+        self._run()
+
+    def _apply_take(self, kind: Decision, card: int) -> None:
+        owner, slot = self.chosen
+        swarm = self.swarms[owner][slot]
+        swarm[card] -= 1
+        if not any(swarm):  # a swarm with no card left is gone
+            self.swarms[owner].pop(slot)
+        self.chosen = (-1, -1)
+        if kind == Decision.FIREFLY_TAKE:
+            self._to_hand(self.player, card)
+            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{owner}'s swarm")
+            self.decision_kind = Decision.TURN
+            return
+        self.discard[card] += 1
+        self.robber_left -= 1
+        self.log.append(f"the Robber Fly discards a {CARD_NAMES[card]} from player_{owner}'s swarm")
+        if self.robber_left and self._has_fly_swarm():
+            self.decision_kind = Decision.ROBBER_SWARM
+        else:
+            self.robber_left = 0
+            self.decision_kind = Decision.TURN
+
+    def scores(self) -> list[int]:
+        """Every seat's score if the game ended now."""
+        return [self.score_breakdown(p)["total"] for p in range(self.num_players)]
+
+    def score_breakdown(self, player: int) -> dict:
+        """Swarm, tadpole and card points, the hand penalty and the total of one seat."""
+        return score_breakdown(self.swarms[player], self.tadpoles[player], self.hands[player], self.options)
+
+    def returns(self) -> list[float]:
+        """Zero-sum rewards: the win reward, or score differences in 'score' mode; 0 on truncation."""
+        if self._truncated:
+            return [0.0] * self.num_players
+        scores = self.scores()
+        if self.options.reward_mode == "score":
+            return score_rewards(scores, 20.0)
+        return win_rewards(best_players(scores), self.num_players)
+
+    def decision(self) -> str:
+        """The kind of decision being made, e.g. 'turn' or 'murray'."""
+        return self.decision_kind.name.lower()
+
+    def _names(self, cards) -> str:
+        return ", ".join(CARD_NAMES[c] for c in cards)
+
+    def action_name(self, action: int) -> str:
+        """Human-readable name of an action id."""
+        block, i = self.layout.decode(action)
+        s = self.options.max_swarms
+        if block == "create":
+            return f"create a swarm: {self._names(SWARM_COMBOS[i])}"
+        if block == "add":
+            return f"add a {CARD_NAMES[i % NUM_INSECTS]} to my swarm {i // NUM_INSECTS}"
+        if block == "ability":
+            return f"use a {CARD_NAMES[ABILITY_CARDS[i]]}"
+        if block == "swap":
+            card, slot = divmod(i, self.options.pond_size)
+            return f"swap a {CARD_NAMES[card]} with pond slot {slot}"
+        if block == "fly_draw":
+            return f"discard a {CARD_NAMES[COMMON_FLIES[i]]} and draw two"
+        if block == "pass":
+            return f"pass a {CARD_NAMES[i]} left"
+        if block in ("murray", "swarm"):
+            what = "Murray on" if block == "murray" else "pick"
+            return f"{what} swarm {i % s} of player_{self._seat_at(i // s)}"
+        if block == "player":
+            return f"target player_{self._seat_at(i + 1)}"
+        if block == "pond":
+            return f"take pond slot {i}"
+        if block in ("take", "discard"):
+            return f"{block} a {CARD_NAMES[i]}"
+        return block.replace("_", " ")
+
+    # ----- hidden information ------------------------------------------------------------------------
+    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+        """Re-deal the deck order and the other hands (sizes kept) from the cards `player` has not seen.
+
+        Kept fixed: `player`'s hand, everything public, Murrays (they are only ever in the deck), the
+        hand `player` is looking at with a Hornet right now, and the Hawk staying in some other hand
+        once `player` knows it left the deck. Individual cards `player` passed or saw earlier are not
+        tracked.
+        """
+        n = self.num_players
+        fixed = {player}
+        if self.decision_kind == Decision.HORNET_TAKE and self.player == player:
+            fixed.add(self.target)
+        others = [q for q in range(n) if q not in fixed]
+        pool = [c for c in self.deck if c != Card.MURRAY]
+        for q in others:
+            pool.extend(t for t, c in enumerate(self.hands[q]) for _ in range(c))
+        hawk_holder = -1
+        if self.hawk_seen[player] and Card.HAWK in pool:
+            # `player` knows the Hawk left the deck, so it must sit in one of the other hands.
+            pool.remove(Card.HAWK)
+            slots = [q for q in others for _ in range(self.hand_sizes[q])]
+            hawk_holder = slots[int(rng.integers(len(slots)))]
+        pool = shuffled(pool, rng)
+        for q in others:
+            hand = [0] * HAND_KINDS
+            take = self.hand_sizes[q]
+            if q == hawk_holder:
+                hand[Card.HAWK] = 1
+                take -= 1
+            for card in pool[:take]:
+                hand[card] += 1
+            pool = pool[take:]
+            self.hands[q] = hand
+        murrays = self.deck.count(Card.MURRAY)
+        self.deck = shuffled(pool + [Card.MURRAY] * murrays, rng)
+
+    def clone(self) -> MurrayGame:
+        """An independent copy (faster than a deep copy)."""
+        other = object.__new__(MurrayGame)
+        other.__dict__.update(self.__dict__)
+        other.rng = copy_rng(self.rng)
+        other.hands = [list(h) for h in self.hands]
+        other.hand_sizes = list(self.hand_sizes)
+        other.pond = list(self.pond)
+        other.deck = list(self.deck)
+        other.discard = list(self.discard)
+        other.swarms = [[list(s) for s in swarms] for swarms in self.swarms]
+        other.tadpoles = list(self.tadpoles)
+        other.hawk_seen = list(self.hawk_seen)
+        other.last_passed = list(self.last_passed)
+        other.last_received = list(self.last_received)
+        other.seen = [[None if h is None else list(h) for h in row] for row in self.seen]
+        other.log = list(self.log)
+        return other
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything, as plain values (deck order and hidden hands included)."""
+        return {
+            "player": self.player,
+            "turn": self.turn,
+            "decision": self.decision(),
+            "deck": [int(c) for c in self.deck],
+            "hands": [list(h) for h in self.hands],
+            "hand_sizes": list(self.hand_sizes),
+            "pond": [int(c) for c in self.pond],
+            "discard": list(self.discard),
+            "hawk_in": self.hawk_in,
+            "swarms": [[list(s) for s in swarms] for swarms in self.swarms],
+            "tadpoles": list(self.tadpoles),
+            "hawk_seen": list(self.hawk_seen),
+            "last_passed": list(self.last_passed),
+            "last_received": list(self.last_received),
+            "seen": [[None if h is None else list(h) for h in row] for row in self.seen],
+            "draws_left": self.draws_left,
+            "filling": self.filling,
+            "murray_resets_pond": self.murray_resets_pond,
+            "murray_this_turn": self.murray_this_turn,
+            "may_go_out": self.may_go_out,
+            "swapped": self.swapped,
+            "fly_drawn": self.fly_drawn,
+            "target": self.target,
+            "chosen": list(self.chosen),
+            "robber_left": self.robber_left,
+            "end_reason": self.end_reason,
+            "terminal": self._terminal,
+            "truncated": self._truncated,
+        }
+
+    def render(self) -> str:
+        """The table as an umpire sees it."""
+        lines = [
+            f"Murray the A**hole Frog - turn {self.turn}, deck {len(self.deck)} cards"
+            + (", the Hawk is shuffled in" if self.hawk_in else ", the Hawk is the discard pile"),
+            "  pond: " + (self._names(self.pond) or "-"),
+        ]
+        for p in range(self.num_players):
+            hand = [t for t, c in enumerate(self.hands[p]) for _ in range(c)]
+            swarms = "; ".join(
+                self._names([t for t, c in enumerate(s) for _ in range(c)]) for s in self.swarms[p]
+            )
+            mark = f"  (to act: {self.decision()})" if p == self.player and not self.over else ""
+            lines.append(
+                f"  player_{p}: score {self.score_breakdown(p)['total']:>3}  tadpoles {self.tadpoles[p]}  "
+                f"hand [{self._names(hand)}]  swarms [{swarms or '-'}]{mark}"
+            )
+        if self.over:
+            lines.append("  game over: " + (self.end_reason or "truncated"))
+        if self.log:
+            lines.append("  last: " + "; ".join(self.log))
+        return "\n".join(lines)

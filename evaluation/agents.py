@@ -1,0 +1,189 @@
+"""Agent specs: the strings a user writes on the command line, turned into `Agent`s.
+
+A spec is `[LABEL=]KIND` where KIND is one of
+
+    random             uniformly random among the legal actions (`envs.core.agents.RandomAgent`)
+    baseline           the game's rule-based `BaselineAgent`
+    ckpt:PATH          a trained checkpoint, sampling from its policy (the default)
+    ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
+    PATH               the same as ckpt:PATH when PATH (or PATH.zip) exists
+
+PATH is what `training.checkpoint` accepts: the .zip, the .json, their common stem, or a run
+directory (its final checkpoint, else its newest periodic one). LABEL names the agent in every
+table; it defaults to the kind, or for a checkpoint to `<run>/<stem>` (`-det` appended when
+deterministic).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import envs
+from envs.core.agents import Agent, RandomAgent
+
+BUILTIN_KINDS = ("random", "baseline")
+CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
+ACCEPTED = (
+    "random, baseline, ckpt:PATH (sampling), ckpt-det:PATH (deterministic), or an existing "
+    "checkpoint PATH (.zip, .json, their stem, or a training run directory); "
+    "any of them may be prefixed with LABEL="
+)
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that names no known agent, a missing checkpoint or an incompatible one."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One parsed agent spec: its label, kind and (for checkpoints) path and sampling mode."""
+
+    label: str
+    kind: str  # "random", "baseline" or "checkpoint"
+    path: str | None = None
+    deterministic: bool = False
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain values for summaries and run fingerprints."""
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "path": self.path,
+            "deterministic": self.deterministic,
+            "spec": self.text,
+        }
+
+
+def _checkpoint_exists(path: str) -> bool:
+    """True when PATH names something a checkpoint loader could open."""
+    p = Path(path)
+    return p.exists() or Path(f"{path}.zip").exists() or Path(f"{path}.json").exists()
+
+
+def _checkpoint_label(path: str, deterministic: bool) -> str:
+    """`<run>/<stem>`, or the run directory's name when PATH is a directory."""
+    p = Path(path.rstrip("/\\"))
+    if p.is_dir():
+        label = p.name
+    else:
+        stem = p.name.removesuffix(".zip").removesuffix(".json")
+        parent = p.parent.name
+        if parent == "checkpoints":  # <run>/checkpoints/step_N: the run is one level up
+            parent = p.parent.parent.name
+        label = f"{parent}/{stem}" if parent else stem
+    return f"{label}-det" if deterministic else label
+
+
+def parse_spec(text: str) -> AgentSpec:
+    """Parse one spec; an unknown kind or a missing checkpoint raises AgentSpecError."""
+    label, sep, kind = text.partition("=")
+    # A path may itself hold '=': only treat the left side as a label when it looks like one.
+    if not sep or os.sep in label or "/" in label or not label:
+        label, kind = "", text
+    if kind in BUILTIN_KINDS:
+        return AgentSpec(label or kind, kind, text=text)
+    for prefix, deterministic in CHECKPOINT_PREFIXES.items():
+        if kind.startswith(prefix):
+            path = kind[len(prefix) :]
+            if not path:
+                raise AgentSpecError(f"agent spec {text!r} names no checkpoint path; accepted: {ACCEPTED}")
+            if not _checkpoint_exists(path):
+                raise AgentSpecError(
+                    f"agent spec {text!r}: no checkpoint at {path!r} (looked for the path, "
+                    f"{path}.zip and {path}.json); accepted: {ACCEPTED}"
+                )
+            return AgentSpec(
+                label or _checkpoint_label(path, deterministic), "checkpoint", path, deterministic, text
+            )
+    if _checkpoint_exists(kind):
+        return AgentSpec(label or _checkpoint_label(kind, False), "checkpoint", kind, False, text)
+    raise AgentSpecError(
+        f"unknown agent spec {text!r}: not a built-in agent and no checkpoint file or run directory "
+        f"at {kind!r}; accepted: {ACCEPTED}"
+    )
+
+
+def parse_specs(texts: list[str]) -> list[AgentSpec]:
+    """Parse specs and make their labels unique (a repeated label gets #2, #3, ...)."""
+    specs = [parse_spec(t) for t in texts]
+    seen: dict[str, int] = {}
+    unique = []
+    for spec in specs:
+        count = seen.get(spec.label, 0) + 1
+        seen[spec.label] = count
+        if count > 1:
+            spec = AgentSpec(f"{spec.label}#{count}", spec.kind, spec.path, spec.deterministic, spec.text)
+        unique.append(spec)
+    return unique
+
+
+def _checkpoint_module():
+    """`training.checkpoint`, with an error naming the extra to install when it cannot be imported."""
+    try:
+        from training import checkpoint
+    except ImportError as err:
+        raise AgentSpecError(
+            f"checkpoint agents need the training package and its libraries ({err}); "
+            "install them with: pip install 'fowlplay[eval]'"
+        ) from err
+    return checkpoint
+
+
+def check_spec(spec: AgentSpec, env) -> None:
+    """Refuse, before any game is played, a checkpoint that does not fit `env` (reads metadata only)."""
+    if spec.kind == "baseline":
+        name = env.metadata["name"]
+        if not hasattr(envs.env_module(name), "BaselineAgent"):
+            raise AgentSpecError(f"{name} has no baseline agent; accepted: {ACCEPTED}")
+    if spec.kind != "checkpoint":
+        return
+    checkpoint = _checkpoint_module()
+    try:
+        checkpoint.check_compatible(checkpoint.read_metadata(spec.path), env)
+    except checkpoint.CheckpointError as err:
+        raise AgentSpecError(f"agent {spec.label!r}: {err}") from err
+
+
+class ModelCache:
+    """Loads each checkpoint once per process, so every seat an agent holds shares one model."""
+
+    def __init__(self) -> None:
+        self._models: dict[str, object] = {}
+
+    def model(self, spec: AgentSpec, env):
+        """The loaded model of a checkpoint spec, checked against `env`."""
+        if spec.path not in self._models:
+            checkpoint = _checkpoint_module()
+            try:
+                model, metadata = checkpoint.load_checkpoint(spec.path, device="cpu")
+                checkpoint.check_compatible(metadata, env)
+            except checkpoint.CheckpointError as err:
+                raise AgentSpecError(f"agent {spec.label!r}: {err}") from err
+            self._models[spec.path] = model
+        return self._models[spec.path]
+
+
+def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCache | None = None) -> Agent:
+    """A fresh agent for one seat of `env`."""
+    if spec.kind == "random":
+        return RandomAgent(seed)
+    if spec.kind == "baseline":
+        return envs.env_module(env.metadata["name"]).BaselineAgent(env.unwrapped.options, seed=seed)
+    try:
+        from training.policy import PolicyAgent
+    except ImportError as err:
+        raise AgentSpecError(
+            f"checkpoint agents need training.policy ({err}); install them with: pip install 'fowlplay[eval]'"
+        ) from err
+    model = (models or ModelCache()).model(spec, env)
+    return PolicyAgent(model, deterministic=spec.deterministic, seed=seed)
+
+
+def make_agent(text: str, env, seed: int | None = None) -> Agent:
+    """An agent from a spec string, checked against `env` (used by fowlplay-play as well)."""
+    spec = parse_spec(text)
+    check_spec(spec, env)
+    return build_agent(spec, env, seed)

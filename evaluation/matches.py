@@ -1,0 +1,379 @@
+"""Duplicate matches: who sits where, which deal, and playing the games (in parallel, resumable).
+
+A *table* is the multiset of agents at one game, written as the seat pattern of its first
+arrangement. A *match* is one deal (one environment seed) played at a table under every
+*arrangement* of that table: both orders for two players, every distinct cyclic rotation for
+more. Every seed is derived from the root seed with `numpy.random.SeedSequence` and a fixed
+spawn key, so a game's result depends only on (root seed, table, match, arrangement), never on
+the order games are played in or on the number of worker processes.
+
+Seats for more than two players (`seating`):
+
+- "pairs" (default): every pair of listed agents gets a table whose seats alternate A, B, A, B, ...;
+  with an odd number of seats the swapped pattern B, A, B, ... is played as well, so across a
+  match each agent holds every seat, and the majority, equally often.
+- "combinations": every set of `players` distinct agents gets a table (needs at least that many
+  agents); its arrangements are the `players` cyclic rotations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+import envs
+from envs.core.rewards import win_rewards
+from evaluation.agents import AgentSpec, ModelCache, build_agent
+
+SEATINGS = ("pairs", "combinations")
+#: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
+DEAL_KEY, AGENT_KEY, BOOTSTRAP_KEY = 0, 1, 2
+#: Largest integer a JSON reader without big integers keeps exactly (2**53).
+_SEED_BITS = 53
+GAMES_FILE = "games.jsonl"
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything that decides the games of an evaluation (not how many workers play them)."""
+
+    game: str
+    agents: tuple[AgentSpec, ...]
+    matches: int
+    players: int
+    seed: int = 0
+    options: dict = field(default_factory=dict)
+    seating: str = "pairs"
+
+    def identity(self) -> dict:
+        """The fields that decide every game's result (`matches` only says how many are played)."""
+        return {
+            "game": self.game,
+            "players": self.players,
+            "options": self.options,
+            "agents": [a.to_dict() for a in self.agents],
+            "seed": self.seed,
+            "seating": self.seating,
+            "package_version": envs.__version__,
+        }
+
+    def fingerprint(self) -> str:
+        """A short hash of `identity()`: rows of games.jsonl from another run are recognised by it."""
+        text = json.dumps(self.identity(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def make_env(self):
+        """A fresh environment of the evaluated game."""
+        return envs.make(self.game, num_players=self.players, **self.options)
+
+    @property
+    def labels(self) -> list[str]:
+        """Agent labels in the order they were listed."""
+        return [a.label for a in self.agents]
+
+
+# ----- seats ------------------------------------------------------------------------------------
+def _rotations(pattern: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return [pattern[r:] + pattern[:r] for r in range(len(pattern))]
+
+
+def _unique(patterns: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    return list(dict.fromkeys(patterns))
+
+
+def tables(num_agents: int, players: int, seating: str = "pairs") -> list[tuple[int, ...]]:
+    """The round robin: one seat pattern (agent indices) per table."""
+    if seating not in SEATINGS:
+        raise ValueError(f"seating must be one of {SEATINGS}; got {seating!r}")
+    if num_agents < 2:
+        raise ValueError(f"a round robin needs at least 2 agents; got {num_agents}")
+    if seating == "pairs":
+        return [tuple((i, j)[s % 2] for s in range(players)) for i, j in combinations(range(num_agents), 2)]
+    if num_agents < players:
+        raise ValueError(
+            f"seating 'combinations' needs at least {players} agents for {players} players; "
+            f"got {num_agents} (use seating 'pairs')"
+        )
+    return list(combinations(range(num_agents), players))
+
+
+def arrangements(table: tuple[int, ...], seating: str = "pairs") -> list[tuple[int, ...]]:
+    """Every distinct seating of a table that one match plays on its deal."""
+    patterns = _rotations(table)
+    if seating == "pairs" and len(table) % 2 == 1:
+        a, b = table[0], table[1]
+        swapped = tuple(b if x == a else a for x in table)
+        patterns += _rotations(swapped)
+    return _unique(patterns)
+
+
+# ----- seeds ------------------------------------------------------------------------------------
+def _seed_int(root: int, key: tuple[int, ...]) -> int:
+    state = np.random.SeedSequence(root, spawn_key=key).generate_state(1, np.uint64)[0]
+    return int(state >> np.uint64(64 - _SEED_BITS))
+
+
+def deal_seed(root: int, match: int) -> int:
+    """The environment seed of match `match`; every table plays the same deals (common random numbers)."""
+    return _seed_int(root, (DEAL_KEY, match))
+
+
+def agent_seed(root: int, table: int, match: int, arrangement: int, seat: int) -> int:
+    """The seed an agent is reset with for one seat of one game."""
+    return _seed_int(root, (AGENT_KEY, table, match, arrangement, seat))
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game to play: which table, match and arrangement."""
+
+    table: int
+    match: int
+    arrangement: int
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        """Sort and identity key."""
+        return (self.table, self.match, self.arrangement)
+
+
+def plan(config: EvalConfig) -> list[GameTask]:
+    """Every game of the evaluation, in canonical order (match-major, so early stops stay balanced)."""
+    layout = [arrangements(t, config.seating) for t in tables(len(config.agents), config.players, config.seating)]
+    return [
+        GameTask(t, m, a)
+        for m in range(config.matches)
+        for t, seatings in enumerate(layout)
+        for a in range(len(seatings))
+    ]
+
+
+# ----- one game ---------------------------------------------------------------------------------
+def play_game(env, agents: list, seed: int, agent_seeds: list[int]) -> dict:
+    """Play one game to its end; illegal actions forfeit it (recorded, never passed to the env)."""
+    env.reset(seed=seed)
+    for agent, s in zip(agents, agent_seeds):
+        agent.reset(s)
+    index = {name: i for i, name in enumerate(env.possible_agents)}
+    n = len(agents)
+    returns = [0.0] * n
+    decisions = [0] * n
+    time_ns = [0] * n
+    illegal = [0] * n
+    error = None
+    while True:
+        name = env.agent_selection
+        if env.terminations[name] or env.truncations[name]:
+            break
+        seat = index[name]
+        obs = env.observe(name)
+        mask = obs["action_mask"]
+        start = time.perf_counter_ns()
+        action = agents[seat].act(obs["observation"], mask)
+        time_ns[seat] += time.perf_counter_ns() - start
+        decisions[seat] += 1
+        try:
+            legal = 0 <= int(action) < mask.shape[0] and bool(mask[int(action)])
+        except (TypeError, ValueError):
+            legal = False
+        if not legal:
+            # The offender forfeits: every other seat shares the win. The env never sees the action.
+            illegal[seat] += 1
+            error = f"{name} chose illegal action {action!r}; legal: {np.flatnonzero(mask).tolist()}"
+            returns = win_rewards([p for p in range(n) if p != seat], n)
+            break
+        env.step(int(action))
+        for other, reward in env.rewards.items():
+            returns[index[other]] += reward
+    return {
+        "returns": [float(r) for r in returns],
+        "terminated": error is None and any(env.terminations.values()),
+        "truncated": error is None and any(env.truncations.values()),
+        "length": sum(decisions),
+        "decisions": decisions,
+        "time_ns": time_ns,
+        "illegal": illegal,
+        "error": error,
+    }
+
+
+class TablePlayer:
+    """Plays the games of one evaluation; one per process, holding its env, models and agents."""
+
+    def __init__(self, config: EvalConfig) -> None:
+        self.config = config
+        self.env = config.make_env()
+        self.layout = [
+            arrangements(t, config.seating)
+            for t in tables(len(config.agents), config.players, config.seating)
+        ]
+        self.models = ModelCache()
+        self._agents: dict[tuple[int, int], object] = {}
+
+    def _agent(self, agent_index: int, seat: int):
+        # One instance per (agent, seat): an agent holding two seats must not share its state.
+        key = (agent_index, seat)
+        if key not in self._agents:
+            spec = self.config.agents[agent_index]
+            self._agents[key] = build_agent(spec, self.env, seed=None, models=self.models)
+        return self._agents[key]
+
+    def play(self, task: GameTask) -> dict:
+        """One game as a games.jsonl row."""
+        cfg = self.config
+        seats = self.layout[task.table][task.arrangement]
+        seed = deal_seed(cfg.seed, task.match)
+        seeds = [agent_seed(cfg.seed, task.table, task.match, task.arrangement, s) for s in range(len(seats))]
+        agents = [self._agent(a, s) for s, a in enumerate(seats)]
+        result = play_game(self.env, agents, seed, seeds)
+        return {
+            "run": cfg.fingerprint(),
+            "table": task.table,
+            "match": task.match,
+            "arrangement": task.arrangement,
+            "seats": [cfg.agents[a].label for a in seats],
+            "deal_seed": seed,
+            "agent_seeds": seeds,
+            **result,
+        }
+
+
+# ----- worker processes -------------------------------------------------------------------------
+_worker: TablePlayer | None = None
+
+
+def _init_worker(config: EvalConfig) -> None:
+    global _worker
+    _limit_threads()
+    _worker = TablePlayer(config)
+
+
+def _play_in_worker(task: GameTask) -> dict:
+    assert _worker is not None
+    return _worker.play(task)
+
+
+def _limit_threads() -> None:
+    """One BLAS / torch thread per worker: the workers are the parallelism."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
+def _game_modules(config: EvalConfig) -> list[str]:
+    """Modules worth preloading: the game's and, for checkpoints, the training code."""
+    modules = [envs.env_module(config.game).__name__]
+    if any(a.kind == "checkpoint" for a in config.agents):
+        modules += ["training.policy"]
+    return modules
+
+
+def start_method() -> str:
+    """forkserver where the platform has it, else spawn (never fork: torch and threads dislike it)."""
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def play_games(
+    config: EvalConfig, tasks: list[GameTask], workers: int = 1
+) -> Iterator[dict]:
+    """Play `tasks`, yielding rows as games finish (in any order when workers > 1)."""
+    if not tasks:
+        return
+    if workers <= 1:
+        player = TablePlayer(config)
+        for task in tasks:
+            yield player.play(task)
+        return
+    ctx = multiprocessing.get_context(start_method())
+    if ctx.get_start_method() == "forkserver":
+        # Import the game code once in the server; every worker forks from it already loaded.
+        ctx.set_forkserver_preload(["evaluation.matches", *_game_modules(config)])
+    chunk = max(1, min(16, len(tasks) // (workers * 8)))
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
+        yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=chunk)
+
+
+# ----- games.jsonl ------------------------------------------------------------------------------
+class ResumeError(ValueError):
+    """games.jsonl holds games of a different evaluation."""
+
+
+def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dict]:
+    """Rows already played, by key; a partly written last line (an interrupted write) is cut off."""
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with path.open("r+b") as f:
+            f.truncate(cut)
+        data = data[:cut]
+    rows = {}
+    fingerprint = config.fingerprint()
+    for number, line in enumerate(data.decode().splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("run") != fingerprint:
+            raise ResumeError(
+                f"{path} line {number} was written by a different evaluation (game, players, options, "
+                f"agents, seed or seating differ); use another --out directory or delete {path.name}"
+            )
+        rows[(row["table"], row["match"], row["arrangement"])] = row
+    return rows
+
+
+def run_games(
+    config: EvalConfig,
+    out: Path,
+    workers: int = 1,
+    progress: bool = True,
+    on_row: Callable[[dict], None] | None = None,
+) -> tuple[list[dict], dict]:
+    """Play every planned game not already in `out`/games.jsonl, appending each as it finishes.
+
+    Returns the planned rows in canonical order and counts of what was resumed and played.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / GAMES_FILE
+    done = read_games(path, config)
+    tasks = plan(config)
+    todo = [t for t in tasks if t.key not in done]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), unit="game", desc=config.game)
+    played = 0
+    try:
+        with path.open("a", encoding="utf-8") as f:
+            for row in play_games(config, todo, workers):
+                f.write(json.dumps(row) + "\n")
+                f.flush()
+                done[(row["table"], row["match"], row["arrangement"])] = row
+                played += 1
+                if bar is not None:
+                    bar.update()
+                if on_row is not None:
+                    on_row(row)
+    finally:
+        if bar is not None:
+            bar.close()
+    rows = [done[t.key] for t in tasks]
+    counts = {"planned": len(tasks), "resumed": len(tasks) - len(todo), "played": played,
+              "ignored": len(done) - len(tasks)}
+    return rows, counts

@@ -1,0 +1,115 @@
+"""A whole evaluation: play (or resume) every game, then compute and write every figure."""
+
+from __future__ import annotations
+
+import platform
+import shlex
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+import envs
+from evaluation import report
+from evaluation.agents import check_spec
+from evaluation.matches import BOOTSTRAP_KEY, EvalConfig, deal_seed, run_games
+from evaluation.ratings import rating_table
+from evaluation.stats import agent_summary, game_summary, latency, pairwise
+
+#: Bootstrap resamples for the rating intervals.
+DEFAULT_BOOTSTRAP = 1000
+
+
+def _versions(config: EvalConfig) -> dict:
+    packages = ["numpy", "scipy", "openskill", "gymnasium", "pettingzoo"]
+    if any(a.kind == "checkpoint" for a in config.agents):
+        packages += ["torch", "stable_baselines3", "sb3_contrib"]
+    versions = {"fowlplay": envs.__version__, "python": platform.python_version()}
+    for package in packages:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def command_line(config: EvalConfig, out: Path) -> str:
+    """The fowlplay-eval command that reproduces this evaluation."""
+    parts = ["fowlplay-eval", "--game", config.game, "--players", str(config.players), "--agents"]
+    parts += [agent.text for agent in config.agents]
+    parts += ["--matches", str(config.matches), "--seed", str(config.seed), "--seating", config.seating]
+    for key, value in config.options.items():
+        parts += ["--option", f"{key}={value}"]
+    parts += ["--out", str(out)]
+    return shlex.join(parts)
+
+
+def check_agents(config: EvalConfig) -> None:
+    """Refuse unknown, missing or incompatible agents before any game is played."""
+    env = config.make_env()
+    for spec in config.agents:
+        check_spec(spec, env)
+
+
+def summarise(config: EvalConfig, rows: list[dict], bootstrap: int = DEFAULT_BOOTSTRAP) -> dict:
+    """Every figure of an evaluation from its games (timing figures kept under 'timing')."""
+    labels = config.labels
+    kinds = [a.kind for a in config.agents]
+    anchor = kinds.index("random") if "random" in kinds else 0
+    rng = np.random.default_rng(np.random.SeedSequence(config.seed, spawn_key=(BOOTSTRAP_KEY,)))
+    return {
+        "config": {
+            "game": config.game,
+            "players": config.players,
+            "options": config.options,
+            "agents": [a.to_dict() for a in config.agents],
+            "matches": config.matches,
+            "seed": config.seed,
+            "seating": config.seating,
+            "bootstrap": bootstrap,
+            "rating_anchor": labels[anchor],
+        },
+        "versions": _versions(config),
+        "seeds": {
+            "root": config.seed,
+            "deals": [deal_seed(config.seed, m) for m in range(config.matches)],
+            "derivation": "numpy SeedSequence(root, spawn_key=(0, match)) for deals, "
+            "(1, table, match, arrangement, seat) for agents, (2,) for the bootstrap",
+        },
+        "games": game_summary(rows),
+        "pairwise": pairwise(rows, labels, config.players),
+        "ratings": rating_table(
+            rows, labels, config.matches, anchor, bootstrap, rng, with_openskill=config.players > 2
+        ),
+        "agents": agent_summary(rows, labels),
+        "timing": {"latency": latency(rows, labels)},
+    }
+
+
+def evaluate(
+    config: EvalConfig,
+    out: Path,
+    workers: int = 1,
+    progress: bool = True,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    on_row=None,
+) -> dict:
+    """Play (resuming from out/games.jsonl), then write pairwise.csv, ratings.csv, summary.json,
+    report.md and the PNG plots; returns the summary."""
+    out = Path(out)
+    check_agents(config)
+    start = time.perf_counter()
+    rows, counts = run_games(config, out, workers, progress, on_row)
+    summary = summarise(config, rows, bootstrap)
+    summary["command"] = command_line(config, out)
+    summary["timing"].update(
+        {"workers": workers, "seconds": time.perf_counter() - start, **{f"games_{k}": v for k, v in counts.items()}}
+    )
+    report.write_csv(out / "pairwise.csv", summary["pairwise"])
+    report.write_csv(out / "ratings.csv", summary["ratings"])
+    report.write_json(out / "summary.json", summary)
+    report.plot_scores(out / "pairwise_scores.png", summary)
+    report.plot_ratings(out / "ratings.png", summary)
+    (out / "report.md").write_text(report.markdown(summary), encoding="utf-8")
+    return summary

@@ -1,0 +1,159 @@
+"""SelfPlayEnv: the learner's view of a game, its reward, its masks, and SB3's env checker."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from stable_baselines3.common.env_checker import check_env
+
+import envs
+from envs.core.errors import IllegalActionError
+from training.selfplay import SelfPlayEnv
+
+GAMES = list(envs.ENV_NAMES)
+#: A one-card Chicken: the deck is a single 1, no feet, and one point wins. Whoever draws wins.
+ONE_CARD = {"max_value": 1, "copies_per_value": 1, "feet": 0, "target": 1, "bid_cap": 1}
+PASS, BID_1 = 0, 1
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_passes_sb3_check_env(game):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # check_env samples unmasked actions on purpose
+        check_env(SelfPlayEnv(game), warn=False)
+
+
+# ----- credit assignment, scripted ---------------------------------------------------------------
+def test_learner_wins_on_the_opponents_move(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    scripted(env, [PASS])
+    obs, info = env.reset(seed=0)
+    assert env.learner == "player_0" and info["learner_seat"] == 0
+    obs, reward, terminated, truncated, info = env.step(BID_1)
+    # player_1's pass ended the bidding; player_0 drew the only card and won.
+    assert env.aec.game.log[0] == "player_1 passes"
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info["outcome"] == "win" and info["opponent"] == "scripted"
+    assert np.array_equal(obs, env.aec.observe("player_0")["observation"])
+    assert not np.array_equal(obs, env.aec.observe("player_1")["observation"])
+    assert not env.action_masks().any()
+
+
+def test_learner_loses_on_the_opponents_move(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    scripted(env, [BID_1])
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(PASS)
+    # player_1 bid, everyone else had passed, so player_1 drew the card and won.
+    assert env.aec.game.log[0] == "player_1 bids 1"
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert info["outcome"] == "loss"
+    # The loss is paid with the learner's own observation, not the winner's.
+    assert np.array_equal(obs, env.aec.observe("player_0")["observation"])
+    assert not np.array_equal(obs, env.aec.observe("player_1")["observation"])
+
+
+def test_learner_in_second_seat_sees_the_opponents_opening_and_loses_on_its_own_move(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1)
+    scripted(env, [BID_1])
+    env.reset(seed=0)
+    assert env.learner == "player_1"
+    # The opponent's opening bid was played inside reset(): only passing is left to the learner.
+    assert env.action_masks().tolist() == [True, False]
+    _, reward, terminated, _, info = env.step(PASS)
+    assert (reward, terminated, info["outcome"]) == (-1.0, True, "loss")
+
+
+def test_learner_wins_when_everyone_passes_and_the_starter_draws(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    scripted(env, [PASS])
+    env.reset(seed=0)
+    _, reward, terminated, _, _ = env.step(PASS)
+    assert "starting player draws 1" in " ".join(env.aec.game.log)
+    assert (reward, terminated) == (1.0, True)
+
+
+# ----- every registered game, random play ------------------------------------------------------
+@pytest.mark.parametrize("game", GAMES)
+def test_return_and_observations_are_the_learners_own(game):
+    env = SelfPlayEnv(game, opponents={"random": 1.0, "baseline": 1.0})
+    rng = np.random.default_rng(0)
+    seats = set()
+    for episode in range(30):
+        obs, info = env.reset(seed=episode)
+        seat = info["learner_seat"]
+        seats.add(seat)
+        total, done = 0.0, False
+        while not done:
+            aec_obs = env.aec.observe(env.learner)
+            assert np.array_equal(obs, aec_obs["observation"])
+            assert np.array_equal(env.action_masks(), aec_obs["action_mask"].astype(bool))
+            assert env.aec.agent_selection == env.learner
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            obs, reward, terminated, truncated, info = env.step(action)
+            total += reward
+            done = terminated or truncated
+        game_state = env.aec.game
+        assert total == pytest.approx(game_state.returns()[seat])
+        assert info["episode_return"] == pytest.approx(total)
+        assert truncated == (game_state.truncated and not game_state.terminal)
+        assert np.array_equal(obs, env.aec.observer.encode(game_state, seat))
+    assert seats == set(range(len(env.agents))), "the learner's seat is drawn per episode"
+
+
+def test_fixed_seat_and_seeded_episodes_replay():
+    env = SelfPlayEnv("chicken_v0", learner_seat=1, opponents={"random": 1.0})
+
+    def episode(seed):
+        obs, _ = env.reset(seed=seed)
+        trace = [obs.tobytes()]
+        rng = np.random.default_rng(5)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(
+                int(rng.choice(np.flatnonzero(env.action_masks())))
+            )
+            trace.append((obs.tobytes(), reward))
+            done = terminated or truncated
+        return trace
+
+    first = episode(3)
+    assert env.learner == "player_1"
+    assert episode(4) != first
+    assert episode(3) == first
+
+
+def test_illegal_action_raise_mode_changes_nothing():
+    env = SelfPlayEnv("chicken_v0", learner_seat=0, illegal_action="raise")
+    env.reset(seed=0)
+    before = env.aec.game.state_dict()
+    illegal = int(np.flatnonzero(~env.action_masks())[0]) if not env.action_masks().all() else None
+    with pytest.raises(IllegalActionError):
+        env.step(illegal if illegal is not None else env.action_space.n)
+    assert env.aec.game.state_dict() == before
+
+
+def test_illegal_action_lose_mode_ends_the_episode_and_warns(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1)
+    scripted(env, [BID_1])
+    env.reset(seed=0)
+    before = env.aec.game.state_dict()
+    with pytest.warns(RuntimeWarning, match="illegal action"):
+        _, reward, terminated, truncated, info = env.step(BID_1)  # the bid is already 1
+    assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+    assert env.aec.game.state_dict() == before
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(PASS)
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="learner_seat"):
+        SelfPlayEnv("chicken_v0", learner_seat=2)
+    with pytest.raises(ValueError, match="unknown opponent kind"):
+        SelfPlayEnv("chicken_v0", opponents={"randm": 1.0})
+    with pytest.raises(ValueError, match="network"):
+        SelfPlayEnv("chicken_v0", opponents={"latest": 1.0})
+    with pytest.raises(ValueError, match="unknown game"):
+        SelfPlayEnv("no_such_game_v0")

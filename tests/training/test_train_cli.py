@@ -1,0 +1,167 @@
+"""`fowlplay-train` end to end, in subprocesses: short runs, resume, Ctrl-C, and clear errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import envs
+from envs.core.testing import play
+from training.checkpoint import load_checkpoint, read_metadata
+from training.policy import PolicyAgent
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Tiny settings: a run of 256 timesteps takes seconds, yet snapshots and checkpoints happen.
+TINY = [
+    "--n-envs", "2",
+    "--set", "ppo.n_steps=64",
+    "--set", "ppo.batch_size=64",
+    "--set", "ppo.n_epochs=1",
+    "--set", "ppo.net_arch=[16]",
+    "--set", "opponents.snapshot_every=128",
+    "--set", "checkpoint_every=128",
+    "--no-progress",
+]  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+def fowlplay_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "training.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def short_run(game: str, out: Path, total: int = 256) -> subprocess.CompletedProcess:
+    config = ROOT / "configs" / f"{game}.yaml"
+    return fowlplay_train("--config", str(config), "--out", str(out), "--total-timesteps", str(total), *TINY)
+
+
+def progress_rows(path: Path) -> list[dict[str, str]]:
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def chicken_run(tmp_path_factory) -> Path:
+    """A finished 256-timestep Chicken run (copy it before changing it)."""
+    out = tmp_path_factory.mktemp("runs") / "chicken"
+    result = short_run("chicken_v0", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
+    out = chicken_run if game == "chicken_v0" else tmp_path / game
+    if game != "chicken_v0":
+        result = short_run(game, out)
+        assert result.returncode == 0, result.stderr
+    assert (out / "config.yaml").exists()
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_128.json", "step_128.zip"]
+    assert [p.name for p in (out / "snapshots").iterdir()] == ["step_128.npz"]
+    metadata = read_metadata(out)
+    assert (metadata["game"], metadata["timesteps"], metadata["kind"]) == (game, 256, "final")
+    assert metadata["config"]["total_timesteps"] == 256 and metadata["config"]["ppo"]["n_steps"] == 64
+    # Logs: CSV with the per-opponent win rates, and TensorBoard events.
+    rows = progress_rows(out / "logs" / "progress.csv")
+    assert int(rows[-1]["time/total_timesteps"]) == 256
+    assert any(key.startswith("selfplay/win_rate_") for key in rows[-1])
+    assert list((out / "logs").glob("events.out.tfevents.*"))
+    # The checkpoint plays the game it was made for.
+    env = envs.make(game, **metadata["config"]["env_options"])
+    agent = PolicyAgent.from_checkpoint(out, env=env, seed=0)
+    env.reset(seed=0)
+    decisions = sum(1 for _ in play(env, lambda a, o: agent.act(o["observation"], o["action_mask"])))
+    assert decisions > 0 and env.agents == []
+
+
+def test_resume_continues_to_the_new_total(chicken_run, tmp_path):
+    run = tmp_path / "moved"
+    shutil.copytree(chicken_run, run)  # a run continues where it is now, even if it was moved
+    first, _ = load_checkpoint(run)
+    result = fowlplay_train("--resume", str(run), "--total-timesteps", "384", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "resuming from" in result.stdout and "at step 256" in result.stdout
+    metadata = read_metadata(run)
+    assert (metadata["timesteps"], metadata["kind"]) == (384, "final")
+    assert metadata["config"]["out"] == str(run) and metadata["config"]["total_timesteps"] == 384
+    resumed = progress_rows(run / "logs" / "progress_resumed_256.csv")
+    assert int(resumed[-1]["time/total_timesteps"]) == 384
+    assert int(progress_rows(run / "logs" / "progress.csv")[-1]["time/total_timesteps"]) == 256
+    model, _ = load_checkpoint(run)
+    assert model.num_timesteps == 384
+    # It learned on: the weights moved away from the checkpoint it resumed from.
+    before = first.policy.state_dict()["action_net.weight"].numpy()
+    assert not np.allclose(model.policy.state_dict()["action_net.weight"].numpy(), before)
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
+    out = tmp_path / "interrupted"
+    config = ROOT / "configs" / "chicken_v0.yaml"
+    command = [sys.executable, "-m", "training.cli", "--config", str(config), "--out", str(out)]
+    command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0"]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 90
+        progress = out / "logs" / "progress.csv"
+        while not (progress.exists() and len(progress_rows(progress)) >= 2):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "training did not log within 90 s"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted; saved" in stderr and "Traceback" not in stderr
+    saved = sorted((out / "checkpoints").glob("step_*.json"))
+    assert len(saved) == 1 and not (out / "final.zip").exists()
+    metadata = json.loads(saved[0].read_text())
+    assert metadata["kind"] == "periodic" and metadata["timesteps"] >= 128
+    model, _ = load_checkpoint(out)
+    assert model.num_timesteps == metadata["timesteps"]
+    target = str(metadata["timesteps"] + 128)
+    result = fowlplay_train("--resume", str(out), "--total-timesteps", target, "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert read_metadata(out)["timesteps"] >= int(target)
+
+
+def test_existing_run_needs_resume_or_overwrite(chicken_run):
+    result = short_run("chicken_v0", chicken_run)
+    assert result.returncode == 2
+    assert (
+        "already holds a run" in result.stderr
+        and "--resume" in result.stderr
+        and "--overwrite" in result.stderr
+    )
+
+
+def test_resume_errors_are_clear(chicken_run, tmp_path):
+    result = fowlplay_train("--resume", str(tmp_path / "nowhere"))
+    assert result.returncode == 1 and "nowhere does not exist" in result.stderr
+    run = tmp_path / "broken"
+    shutil.copytree(chicken_run, run)
+    (run / "final.zip").write_bytes(b"\x00" * 100)
+    result = fowlplay_train("--resume", str(run), "--no-progress")
+    assert result.returncode == 1 and "final.zip is corrupt" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = fowlplay_train("--resume", str(run), "--seed", "3")
+    assert result.returncode == 2 and "seed cannot change" in result.stderr

@@ -1,0 +1,103 @@
+"""What runs alongside `model.learn`: refreshing the opponent pool, snapshots, periodic
+checkpoints, per-opponent win rates and the wall-time budget."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from training.policy import policy_state
+
+#: Outcome of an episode as the number averaged into a win rate.
+_WIN = {"win": 1.0, "draw": 0.0, "loss": 0.0}
+
+
+def save_snapshot(folder: Path, timesteps: int, state: dict[str, np.ndarray]) -> str:
+    """Write learner weights to `<folder>/step_<N>.npz`; return the snapshot's name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"step_{timesteps}"
+    tmp = folder / f"{name}.tmp.npz"
+    np.savez(tmp, **state)
+    tmp.replace(folder / f"{name}.npz")
+    return name
+
+
+def load_snapshots(folder: Path, window: int) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """The newest `window` snapshots of a run directory, oldest first."""
+    files = sorted(folder.glob("step_*.npz"), key=lambda p: int(p.stem.split("_")[1]))
+    out = []
+    for path in files[-window:]:
+        with np.load(path) as data:
+            out.append((path.stem, {key: data[key] for key in data.files}))
+    return out
+
+
+class SelfPlayCallback(BaseCallback):
+    """Keeps the opponent pool current and the run directory saved while PPO learns."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        snapshot_every: int,
+        checkpoint_every: int,
+        win_rate_window: int,
+        save_periodic: Callable[[int], Path],
+        max_minutes: float | None = None,
+        initial_snapshots: list[tuple[str, dict[str, np.ndarray]]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.snapshot_dir = run_dir / "snapshots"
+        self.snapshot_every = snapshot_every
+        self.checkpoint_every = checkpoint_every
+        self.save_periodic = save_periodic
+        self.max_seconds = None if max_minutes is None else max_minutes * 60.0
+        self.initial_snapshots = initial_snapshots or []
+        self.outcomes: dict[str, deque] = defaultdict(lambda: deque(maxlen=win_rate_window))
+        self.games: dict[str, int] = defaultdict(int)
+        self.snapshots: list[str] = []
+        self.out_of_time = False
+
+    def _on_training_start(self) -> None:
+        self._started = time.monotonic()
+        self._last_step = self.num_timesteps
+        for name, state in self.initial_snapshots:
+            self.training_env.env_method("add_snapshot", name, state)
+            self.snapshots.append(name)
+
+    def _on_rollout_start(self) -> None:
+        # The `latest` opponent plays the learner as it is now, for the whole rollout.
+        self.training_env.env_method("set_latest", policy_state(self.model.policy))
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if "outcome" in info:
+                self.outcomes[info["opponent"]].append(_WIN[info["outcome"]])
+                self.games[info["opponent"]] += 1
+        now, before = self.num_timesteps, self._last_step
+        self._last_step = now
+        if now // self.snapshot_every > before // self.snapshot_every:
+            state = policy_state(self.model.policy)
+            name = save_snapshot(self.snapshot_dir, now, state)
+            self.training_env.env_method("add_snapshot", name, state)
+            self.snapshots.append(name)
+        if self.checkpoint_every and now // self.checkpoint_every > before // self.checkpoint_every:
+            self.save_periodic(now)
+        if self.max_seconds is not None and time.monotonic() - self._started > self.max_seconds:
+            self.out_of_time = True
+            return False
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for kind, outcomes in sorted(self.outcomes.items()):
+            self.logger.record(f"selfplay/win_rate_{kind}", float(np.mean(outcomes)))
+            self.logger.record(f"selfplay/games_{kind}", self.games[kind])
+        self.logger.record("selfplay/snapshots", len(self.snapshots))
+
+    def win_rates(self) -> dict[str, float]:
+        """Recent win rate of the learner against each opponent kind."""
+        return {kind: float(np.mean(o)) for kind, o in sorted(self.outcomes.items()) if o}

@@ -1,0 +1,287 @@
+"""The training settings: one typed object per YAML section, a line of help per field.
+
+`configs/<game>.yaml` holds a `TrainConfig`; every key is checked, and an unknown or mistyped key
+is an error that lists the valid ones (with the closest match).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import envs
+
+#: Opponent kinds of the self-play pool, in the order the weights are listed.
+OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")
+ACTIVATIONS = ("tanh", "relu")
+VEC_ENVS = ("subproc", "dummy")
+START_METHODS = ("forkserver", "spawn", "fork")
+
+
+class ConfigError(ValueError):
+    """A config file or override that cannot be used; the message says what is allowed."""
+
+
+@dataclass
+class PPOConfig:
+    """MaskablePPO hyperparameters (names as in stable-baselines3)."""
+
+    learning_rate: Annotated[float, "Adam step size"] = 3e-4
+    n_steps: Annotated[int, "steps collected per environment between updates"] = 512
+    batch_size: Annotated[int, "minibatch size of an update"] = 256
+    n_epochs: Annotated[int, "passes over each rollout"] = 4
+    gamma: Annotated[float, "discount factor per learner decision"] = 0.995
+    gae_lambda: Annotated[float, "GAE lambda"] = 0.95
+    clip_range: Annotated[float, "PPO clipping of the probability ratio"] = 0.2
+    ent_coef: Annotated[float, "entropy bonus"] = 0.01
+    vf_coef: Annotated[float, "value loss weight"] = 0.5
+    max_grad_norm: Annotated[float, "gradient norm clip"] = 0.5
+    target_kl: Annotated[float | None, "stop an update early beyond this KL (null: never)"] = None
+    net_arch: Annotated[list[int], "hidden layer sizes of the policy and of the value network"] = field(
+        default_factory=lambda: [128, 128]
+    )
+    activation: Annotated[str, f"hidden activation, one of {list(ACTIVATIONS)}"] = "tanh"
+
+
+@dataclass
+class OpponentConfig:
+    """Who plays the other seats: weights of each kind (renormalised over the kinds available)."""
+
+    random: Annotated[float, "weight of the uniformly random agent"] = 0.2
+    baseline: Annotated[float, "weight of the game's rule-based BaselineAgent"] = 0.3
+    latest: Annotated[float, "weight of the current learner (refreshed every rollout)"] = 0.3
+    snapshot: Annotated[float, "weight of an earlier learner, drawn uniformly from the window"] = 0.2
+    snapshot_every: Annotated[int, "timesteps between snapshots of the learner"] = 25_000
+    snapshot_window: Annotated[int, "most recent snapshots kept in the pool"] = 5
+
+    def weights(self) -> dict[str, float]:
+        """The weight of each opponent kind."""
+        return {kind: float(getattr(self, kind)) for kind in OPPONENT_KINDS}
+
+
+@dataclass
+class TrainConfig:
+    """Everything one training run needs; `configs/<game>.yaml` sets it, the CLI overrides it."""
+
+    game: Annotated[str, f"registered game to train on, one of {list(envs.ENV_NAMES)}"] = "chicken_v0"
+    env_options: Annotated[dict[str, Any], "rule options passed to the game (num_players, ...)"] = field(
+        default_factory=dict
+    )
+    seed: Annotated[int, "seeds the learner, the environments and the opponents"] = 0
+    total_timesteps: Annotated[
+        int, "learner decisions to train for, in all (a resumed run counts from 0)"
+    ] = 200_000
+    max_minutes: Annotated[float | None, "also stop after this much wall time (null: no time limit)"] = None
+    n_envs: Annotated[int, "parallel environments"] = 4
+    vec_env: Annotated[str, f"how the environments run, one of {list(VEC_ENVS)}"] = "subproc"
+    start_method: Annotated[str, f"subprocess start method, one of {list(START_METHODS)}"] = "forkserver"
+    learner_seat: Annotated[int | str, "the learner's seat: an int, or 'random' to draw it per episode"] = (
+        "random"
+    )
+    checkpoint_every: Annotated[int, "timesteps between periodic checkpoints (0: none)"] = 50_000
+    out: Annotated[str, "run directory ('{game}' is replaced by the game name)"] = "runs/{game}"
+    device: Annotated[str, "torch device of the learner"] = "cpu"
+    torch_threads: Annotated[int, "torch threads of the learner process (workers use 1)"] = 1
+    win_rate_window: Annotated[int, "episodes per opponent kind averaged in the logged win rates"] = 200
+    progress_bar: Annotated[bool, "show a progress bar"] = True
+    tensorboard: Annotated[bool, "write TensorBoard event files to <out>/logs"] = True
+    ppo: Annotated[PPOConfig, "MaskablePPO hyperparameters"] = field(default_factory=PPOConfig)
+    opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
+
+    def run_dir(self) -> Path:
+        """The run directory with `{game}` filled in."""
+        return Path(self.out.replace("{game}", self.game))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (what config.yaml and checkpoint metadata hold)."""
+        return dataclasses.asdict(self)
+
+    def validate(self) -> None:
+        """Raise ConfigError on a value no run could use."""
+        if self.game not in envs.ENV_NAMES:
+            raise ConfigError(f"game: unknown game {self.game!r}; registered games: {list(envs.ENV_NAMES)}")
+        try:
+            aec = envs.make(self.game, **self.env_options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"env_options: {exc}") from exc
+        _positive("total_timesteps", self.total_timesteps, allow_zero=False)
+        _positive("n_envs", self.n_envs, allow_zero=False)
+        _positive("checkpoint_every", self.checkpoint_every)
+        _positive("torch_threads", self.torch_threads, allow_zero=False)
+        _positive("win_rate_window", self.win_rate_window, allow_zero=False)
+        if self.max_minutes is not None and self.max_minutes <= 0:
+            raise ConfigError(f"max_minutes must be > 0 or null; got {self.max_minutes!r}")
+        _choice("vec_env", self.vec_env, VEC_ENVS)
+        _choice("start_method", self.start_method, START_METHODS)
+        seats = len(aec.possible_agents)
+        if self.learner_seat != "random" and not (
+            isinstance(self.learner_seat, int) and 0 <= self.learner_seat < seats
+        ):
+            raise ConfigError(
+                f"learner_seat must be 'random' or an int 0..{seats - 1}; got {self.learner_seat!r}"
+            )
+        ppo = self.ppo
+        for name in ("n_steps", "batch_size", "n_epochs"):
+            _positive(f"ppo.{name}", getattr(ppo, name), allow_zero=False)
+        if not ppo.net_arch or any(size < 1 for size in ppo.net_arch):
+            raise ConfigError(f"ppo.net_arch must list positive layer sizes; got {ppo.net_arch!r}")
+        _choice("ppo.activation", ppo.activation, ACTIVATIONS)
+        if not 0 < ppo.gamma <= 1 or not 0 <= ppo.gae_lambda <= 1:
+            raise ConfigError(
+                f"ppo.gamma must be in (0, 1] and gae_lambda in [0, 1]; got {ppo.gamma}, {ppo.gae_lambda}"
+            )
+        opp = self.opponents
+        weights = opp.weights()
+        if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+            raise ConfigError(f"opponents: weights must be >= 0 and not all 0; got {weights}")
+        if weights["random"] + weights["baseline"] + weights["latest"] <= 0:
+            raise ConfigError(
+                "opponents: random, baseline or latest needs a weight; snapshots do not exist at the start"
+            )
+        _positive("opponents.snapshot_every", opp.snapshot_every, allow_zero=False)
+        _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
+
+
+def _positive(name: str, value: Any, allow_zero: bool = True) -> None:
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ConfigError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+
+
+def _choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {list(allowed)}; got {value!r}")
+
+
+# ----- building a config from plain data --------------------------------------------------------
+def from_dict(data: dict[str, Any]) -> TrainConfig:
+    """Build and validate a TrainConfig from a nested dict (an unknown key lists the valid ones)."""
+    config = _build(TrainConfig, data, "")
+    config.validate()
+    return config
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'config'} must be a mapping of keys to values; got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [key for key in data if key not in fields]
+    if unknown:
+        key = unknown[0]
+        close = difflib.get_close_matches(str(key), list(fields), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"unknown key {where + str(key)!r}{hint}; valid keys{' in ' + where[:-1] if where else ''}: "
+            f"{list(fields)}"
+        )
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _convert(hints[name], value, where + name)
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value if value is not None else {}, where + ".")
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(option, value, where)
+            except ConfigError:
+                continue
+        names = " or ".join("null" if o is type(None) else getattr(o, "__name__", str(o)) for o in options)
+        raise ConfigError(f"{where} must be {names}; got {value!r}")
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list; got {value!r}")
+        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping; got {value!r}")
+        return dict(value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false; got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an int; got {value!r}")
+        return value
+    if hint is float:
+        # YAML reads 3e-4 (no dot) as a string; accept it as the number it means.
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ConfigError(f"{where} must be a number; got {value!r}") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number; got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string; got {value!r}")
+        return value
+    raise TypeError(f"config field {where} has an unsupported type {hint!r}")
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read a YAML config, apply `overrides` (dotted keys allowed: 'ppo.n_steps') and validate it."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a mapping of keys to values")
+    data = apply_overrides(data, overrides or {})
+    try:
+        return from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `data` with each dotted key of `overrides` set."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for key, value in overrides.items():
+        node = data
+        *parents, leaf = key.split(".")
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return data
+
+
+def help_table() -> str:
+    """Every config key with its default and help line (for `fowlplay-train --list-keys`)."""
+    lines = []
+
+    def walk(cls: type, prefix: str) -> None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        for f in dataclasses.fields(cls):
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if dataclasses.is_dataclass(default):
+                walk(type(default), prefix + f.name + ".")
+            else:
+                lines.append(f"{prefix + f.name:<28} {default!r:<14} {hints[f.name].__metadata__[0]}")
+
+    walk(TrainConfig, "")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""A trained MaskablePPO policy as an `Agent`, and the small helpers the opponent pool shares.
+
+The masked action distribution is computed once here, from the policy's own layers, so an agent
+draws from its own generator (never torch's global one) and a seed fixes its play.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.core.agents import Agent
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError("trained agents need torch: pip install 'fowlplay[train]'") from exc
+    return torch
+
+
+def policy_kwargs(net_arch: list[int], activation: str) -> dict[str, Any]:
+    """MaskablePPO `policy_kwargs` for hidden sizes and an activation name ('tanh' or 'relu')."""
+    torch = _torch()
+    activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+    if activation not in activations:
+        raise ValueError(f"activation must be one of {list(activations)}; got {activation!r}")
+    return {"net_arch": list(net_arch), "activation_fn": activations[activation]}
+
+
+def build_policy(observation_space, action_space, net_arch: list[int], activation: str):
+    """A fresh MaskablePPO MLP policy on the CPU (weights are loaded into it afterwards)."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    policy = MaskableActorCriticPolicy(
+        observation_space, action_space, lambda _: 0.0, **policy_kwargs(net_arch, activation)
+    )
+    policy.set_training_mode(False)
+    return policy
+
+
+def policy_state(policy) -> dict[str, np.ndarray]:
+    """The policy's weights as numpy arrays (cheap to pickle to subprocess workers)."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in policy.state_dict().items()}
+
+
+def load_policy_state(policy, state: dict[str, np.ndarray]) -> None:
+    """Load weights produced by `policy_state` into `policy`."""
+    torch = _torch()
+    policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
+
+
+def action_probabilities(policy, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+    """The policy's action probabilities with illegal actions masked out (float64, sums to 1)."""
+    torch = _torch()
+    if not action_mask.any():
+        raise ValueError("the action mask is empty: this agent has no decision to make")
+    with torch.no_grad():
+        obs = torch.as_tensor(np.asarray(observation, dtype=np.float32).reshape(1, -1))
+        features = policy.extract_features(obs, policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0].numpy()
+    logits = np.where(action_mask.astype(bool), logits.astype(np.float64), -np.inf)
+    probs = np.exp(logits - logits.max())
+    return probs / probs.sum()
+
+
+class PolicyAgent(Agent):
+    """Plays a MaskablePPO model (or its policy) from its own observation and mask."""
+
+    name = "policy"
+
+    def __init__(self, model, deterministic: bool = False, seed: int | None = None) -> None:
+        self.model = model
+        self.policy = getattr(model, "policy", model)
+        self.policy.set_training_mode(False)
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | Path, env=None, deterministic: bool = False, seed: int | None = None
+    ) -> PolicyAgent:
+        """Load a checkpoint; if `env` is given, refuse one made for a different game or options."""
+        from training.checkpoint import check_compatible, load_checkpoint
+
+        model, metadata = load_checkpoint(path)
+        if env is not None:
+            check_compatible(metadata, env)
+        agent = cls(model, deterministic=deterministic, seed=seed)
+        agent.metadata = metadata
+        return agent
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the sampling generator."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The masked action distribution the agent draws from."""
+        return action_probabilities(self.policy, observation, action_mask)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The most likely legal action if deterministic, else one drawn from the masked distribution."""
+        probs = self.probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probs))
+        # The first index whose cumulative probability exceeds u always has probability > 0.
+        cumulative = np.cumsum(probs)
+        return int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))

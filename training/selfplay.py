@@ -1,0 +1,195 @@
+"""`SelfPlayEnv`: one seat of a fowlplay AEC game as a single-agent gymnasium environment.
+
+The learner's seat is drawn per episode (or fixed); every other seat is played inside the
+environment by opponents from an `OpponentPool`. `step()` applies the learner's action, then plays
+opponents until the learner must act again or the game ends. The learner sees only its own
+observation, and its reward is its own: every reward the AEC env pays the learner's seat after
+any move (its own or an opponent's) is summed into the step, so a game won or lost on an
+opponent's move pays the learner at that step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import envs
+from training.opponents import OpponentPool
+
+#: Largest seed handed to the AEC env per episode.
+_SEED_LIMIT = 2**31 - 1
+#: Games in a row that may end before the learner's first decision before reset() gives up.
+_MAX_EMPTY_GAMES = 100
+
+
+class SelfPlayEnv(gym.Env):
+    """A fowlplay game seen from one learner seat, opponents played inside."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        game: str = "chicken_v0",
+        env_options: dict[str, Any] | None = None,
+        opponents: dict[str, float] | None = None,
+        learner_seat: int | str = "random",
+        snapshot_window: int = 5,
+        network: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "lose",
+        illegal_reward: float = -1.0,
+    ) -> None:
+        if illegal_action not in ("lose", "raise"):
+            raise ValueError(f"illegal_action must be 'lose' or 'raise'; got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self._warned_illegal = False
+        self.game = game
+        self.aec = envs.make(game, render_mode=render_mode, **(env_options or {}))
+        self.render_mode = render_mode
+        self.agents = list(self.aec.possible_agents)
+        if learner_seat != "random" and learner_seat not in range(len(self.agents)):
+            raise ValueError(
+                f"learner_seat must be 'random' or 0..{len(self.agents) - 1}; got {learner_seat!r}"
+            )
+        self.learner_seat = learner_seat
+        self.observation_space = self.aec.observation_space(self.agents[0])["observation"]
+        self.action_space = self.aec.action_space(self.agents[0])
+        self.pool = OpponentPool(game, self.aec, opponents, window=snapshot_window, network=network)
+        self._no_actions = np.zeros(self.action_space.n, dtype=np.int8)
+        self._mask = self._no_actions
+        self._seat = 0
+        self._learner = self.agents[0]
+        self._opponents: dict[str, Any] = {}
+        self._labels: list[str] = []
+        self._return = 0.0
+        self._forfeit = False
+
+    # ----- the gymnasium API --------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new game, draw the learner's seat and opponents, and play up to the learner's turn."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        for _ in range(_MAX_EMPTY_GAMES):
+            n = len(self.agents)
+            self._seat = int(rng.integers(n)) if self.learner_seat == "random" else int(self.learner_seat)
+            self._learner = self.agents[self._seat]
+            self._opponents, self._labels = {}, []
+            for i in range(1, n):
+                agent = self.agents[(self._seat + i) % n]
+                label, opponent = self.pool.draw(rng)
+                self._opponents[agent] = opponent
+                self._labels.append(label)
+            self.aec.reset(seed=int(rng.integers(_SEED_LIMIT)))
+            self._return = 0.0
+            self._forfeit = False
+            self._play_opponents()
+            if not self._over():
+                return self._observe(), {"learner_seat": self._seat}
+        raise RuntimeError(
+            f"{_MAX_EMPTY_GAMES} games of {self.game} in a row ended before the learner's turn"
+        )
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Apply the learner's action, then the opponents' moves up to its next turn or the end."""
+        if self._over():
+            raise RuntimeError("step() called after the episode ended; call reset() first")
+        if self.illegal_action == "lose" and not self._is_legal(action):
+            return self._lose_on_illegal(action)
+        before = self._return
+        self.aec.step(action)  # raises IllegalActionError (and changes nothing) if illegal
+        self._return += self.aec.rewards[self._learner]
+        self._play_opponents()
+        reward = self._return - before
+        observation = self._observe()
+        terminated = truncated = False
+        info: dict[str, Any] = {"learner_seat": self._seat}
+        if self._over():
+            terminated = bool(self.aec.terminations[self._learner])
+            truncated = bool(self.aec.truncations[self._learner])
+            info.update(self._episode_info())
+        return observation, float(reward), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now (all zeros once the episode is over)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | None:
+        """The AEC env's text picture of the table (render_mode='ansi')."""
+        return self.aec.render() if self.render_mode == "ansi" else None
+
+    # ----- the pool, reachable through VecEnv.env_method -------------------------------------------
+    def set_latest(self, state: dict[str, np.ndarray]) -> None:
+        """Give the `latest` opponent the learner's current weights."""
+        self.pool.set_latest(state)
+
+    def add_snapshot(self, name: str, state: dict[str, np.ndarray]) -> None:
+        """Add an earlier learner to the pool's snapshot window."""
+        self.pool.add_snapshot(name, state)
+
+    def snapshot_names(self) -> list[str]:
+        """Names of the snapshots this env's pool holds."""
+        return self.pool.snapshot_names()
+
+    @property
+    def learner(self) -> str:
+        """The AEC agent name of the learner's seat this episode."""
+        return self._learner
+
+    @property
+    def opponent_labels(self) -> list[str]:
+        """The kind of opponent in each other seat this episode, clockwise from the learner."""
+        return list(self._labels)
+
+    # ----- inside ------------------------------------------------------------------------------
+    def _over(self) -> bool:
+        return self._forfeit or self.aec.terminations[self._learner] or self.aec.truncations[self._learner]
+
+    def _is_legal(self, action: Any) -> bool:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            return False
+        return 0 <= action < self._mask.size and bool(self._mask[action])
+
+    def _lose_on_illegal(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if not self._warned_illegal:
+            self._warned_illegal = True
+            warnings.warn(
+                f"SelfPlayEnv({self.game}): illegal action {action!r} ends the episode as a loss "
+                f"(reward {self.illegal_reward}); pass the env's action_masks() to the learner, "
+                "or illegal_action='raise' to fail instead",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        observation = self._observe()
+        self._forfeit = True
+        self._mask = self._no_actions
+        self._return += self.illegal_reward
+        info = {"learner_seat": self._seat, "illegal_action": True, **self._episode_info()}
+        return observation, self.illegal_reward, True, False, info
+
+    def _play_opponents(self) -> None:
+        aec = self.aec
+        while not self._over() and aec.agent_selection != self._learner:
+            agent = aec.agent_selection
+            obs = aec.observe(agent)
+            aec.step(self._opponents[agent].act(obs["observation"], obs["action_mask"]))
+            self._return += aec.rewards[self._learner]
+
+    def _observe(self) -> np.ndarray:
+        obs = self.aec.observe(self._learner)
+        self._mask = obs["action_mask"] if not self._over() else self._no_actions
+        return obs["observation"]
+
+    def _episode_info(self) -> dict[str, Any]:
+        labels = set(self._labels)
+        outcome = "win" if self._return > 0 else "loss" if self._return < 0 else "draw"
+        return {
+            "opponent": labels.pop() if len(labels) == 1 else "mixed",
+            "outcome": outcome,
+            "episode_return": self._return,
+        }
