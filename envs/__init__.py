@@ -15,7 +15,7 @@ from envs.core.errors import EnvOrderError, IllegalActionError
 
 __version__ = "0.1.0"
 
-#: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `baseline_policy`.
+#: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `BaselineAgent`.
 _MODULES: dict[str, str] = {
     "chicken_v0": "envs.chicken_v0",
     "murder_most_fowl_v0": "envs.murder_most_fowl_v0",

@@ -13,7 +13,7 @@ class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
     Options (keyword arguments, defaults in brackets): num_players [2] (2-4), max_value [5],
     copies_per_value [10], feet [10], bid_cap [15], target [50], foot_bonus [10],
     max_rounds [100], reward_mode ["win"]. Rules, action table and observation layout:
-    docs/games/chicken.md.
+    docs/games/chicken_v0.md.
     """
 
     metadata = {
