@@ -253,7 +253,7 @@ _worker: TablePlayer | None = None
 
 def _init_worker(config: EvalConfig) -> None:
     global _worker
-    _limit_threads()
+    _limit_threads(uses_torch=any(a.kind == "checkpoint" for a in config.agents))
     _worker = TablePlayer(config)
 
 
@@ -262,10 +262,12 @@ def _play_in_worker(task: GameTask) -> dict:
     return _worker.play(task)
 
 
-def _limit_threads() -> None:
+def _limit_threads(uses_torch: bool) -> None:
     """One BLAS / torch thread per worker: the workers are the parallelism."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    if not uses_torch:
+        return  # importing torch costs seconds per worker
     try:
         import torch
     except ImportError:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
-
 from envs.core import Observer, Piece
 from envs.crows.rules import CrowsGame, CrowsOptions, Decision
 
@@ -92,11 +90,9 @@ class CrowsObserver(Observer):
             parts.to_place[game.pending - 1] = 1.0
         for card in game.available:
             parts.available[card - 1] += 1.0 / copies
-        parts.discard_pile[:] = game.discard[1:]
-        parts.discard_pile /= copies
-        if game.deck:
-            parts.deck_counts[:] = np.bincount(game.deck, minlength=v + 1)[1:]
-            parts.deck_counts /= copies
+        per_copy = 1.0 / copies
+        parts.discard_pile[:] = [k * per_copy for k in game.discard[1:]]
+        parts.deck_counts[:] = [k * per_copy for k in game.deck_counts[1:]]
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)

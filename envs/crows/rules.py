@@ -200,6 +200,10 @@ class CrowsGame(Game):
         self._claim_pass_id = self.layout["claim_pass"].start
         self.deck = shuffled(full_deck(options), rng) if deck is None else list(reversed(deck))
         self.discard = [0] * (options.max_value + 1)  # index 0 unused, so a card indexes its count
+        # The deck's composition (public: it follows from the face-up cards), kept for cheap observations.
+        self.deck_counts = [0] * (options.max_value + 1)
+        for card in self.deck:
+            self.deck_counts[card] += 1
         self.runs: list[list[int]] = [[] for _ in range(n)]
         self.sets: list[list[int]] = [[] for _ in range(n)]
         self.track = [0] * n
@@ -233,10 +237,13 @@ class CrowsGame(Game):
             if not pile:
                 return 0
             self.deck = shuffled(pile, self.rng)
+            self.deck_counts = self.discard
             self.discard = [0] * len(self.discard)
             self.reshuffles += 1
             self.log.append(f"discard pile shuffled into a new deck of {len(self.deck)}")
-        return self.deck.pop()
+        card = self.deck.pop()
+        self.deck_counts[card] -= 1
+        return card
 
     def can_draw(self) -> bool:
         """True if a card can be revealed (from the deck, or the discard pile reshuffled)."""
@@ -523,6 +530,7 @@ class CrowsGame(Game):
         other.rng = copy_rng(self.rng)
         other.deck = list(self.deck)
         other.discard = list(self.discard)
+        other.deck_counts = list(self.deck_counts)
         other.runs = [list(r) for r in self.runs]
         other.sets = [list(s) for s in self.sets]
         other.track = list(self.track)

@@ -36,6 +36,12 @@ class FowlObserver(Observer):
     def __init__(self, options: FowlOptions) -> None:
         self.table = cell_features(options)
         super().__init__(options)
+        n = options.num_players
+        self._n, self._k, self._types = n, options.num_kinds, options.types
+        #: Absolute seats in each observer's relative order.
+        self._seats = [np.array([(p + i) % n for i in range(n)]) for p in range(n)]
+        self._score_scale = 1.0 / options.max_score
+        self._deck_scale = 1.0 / options.deck_size
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -93,9 +99,8 @@ class FowlObserver(Observer):
 
     def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
-        opts = game.options
-        n, k = game.num_players, opts.num_kinds
-        seats = [(player + i) % n for i in range(n)]
+        n, k, types = self._n, self._k, self._types
+        seats = self._seats[player]
         parts.decision[game.stage] = 1.0
         parts.acting[(game.to_act - player) % n] = 1.0
         hand = parts.my_hand
@@ -107,22 +112,20 @@ class FowlObserver(Observer):
                 parts.pending_cell[game.pending_cell] = 1.0
         parts.grids[:] = self.table[game.grids[seats]].ravel()
         parts.pile_contents[:] = game.pile_counts[seats].ravel()
-        tops, known = parts.pile_tops, parts.known_hands
-        top_score = opts.max_score
+        tops, known, barred = parts.pile_tops, parts.known_hands, parts.barred_types
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
                 tops[i * k + pile[-1]] = 1.0
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
-            parts.hand_sizes[i] = len(game.hands[seat]) / 4.0
-            parts.playing[i] = game.alive[seat]
-            parts.murdered[i] = game.murdered[seat]
-            parts.caught[i] = game.caught[seat]
             for t in game.barred[seat]:
-                parts.barred_types[i * opts.types + t] = 1.0
-            parts.scores[i] = game.score(seat) / top_score
-        for kind, count in enumerate(game.wiles_in_grids):
-            parts.wiles_in_grids[kind] = count > 0
+                barred[i * types + t] = 1.0
+        parts.hand_sizes[:] = [len(game.hands[s]) * 0.25 for s in seats]
+        parts.playing[:] = [game.alive[s] for s in seats]
+        parts.murdered[:] = [game.murdered[s] for s in seats]
+        parts.caught[:] = [game.caught[s] for s in seats]
+        parts.scores[:] = [game.score(s) * self._score_scale for s in seats]
+        parts.wiles_in_grids[:] = [count > 0 for count in game.wiles_in_grids]
         parts.escalation[0] = game.escalated
-        parts.deck_size[0] = len(game.deck) / opts.deck_size
+        parts.deck_size[0] = len(game.deck) * self._deck_scale

@@ -599,14 +599,14 @@ class FowlGame(Game):
         self.grids[victim, cell] = card
         self.bird_cells[victim].discard(cell)
         self._scores[victim] = None
-        self.wiles_in_grids[card - self._first_wile] += 1
         if self.stage == Decision.DISCARD_TARGET:
+            self.wiles_in_grids[Wile.DISCARD] += 1
             self.piles[victim].append(bird)
             self.pile_counts[victim, bird] += 1
             self.log.append(f"... player_{victim}'s {self.card_name(bird)} goes to their pile")
         else:
+            # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
-            self.wiles_in_grids[card - self._first_wile] -= 1  # the wile only moves grids
             self.grids[me, own] = bird
             self.bird_cells[me].add(own)
             self._scores[me] = None

@@ -410,6 +410,7 @@ def assert_table_is_consistent(game: CrowsGame) -> None:
         assert len(set(set_)) <= 1, set_
         places += run + set_
     assert sorted(places) == _full(opts)
+    assert game.deck_counts == [game.deck.count(v) for v in range(opts.max_value + 1)]
     turn_run = game.runs[game.turn_player]
     assert set(game.prov_run) <= set(turn_run)
     assert game.prov_set <= len(game.sets[game.turn_player])

@@ -309,7 +309,14 @@ def test_blocking_goes_beside_a_card_of_a_living_opponent():
     apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[B]")])
     assert env.decision() == "place the Blocking wile"
     # only player_1 has cards; player_2's empty grid offers nothing
-    assert legal(env) == {a.at(1, 3, 4), a.at(1, 5, 4), a.at(1, 4, 3), a.at(1, 3, 5), a.at(1, 5, 5), a.at(1, 4, 6)}
+    assert legal(env) == {
+        a.at(1, 3, 4),
+        a.at(1, 5, 4),
+        a.at(1, 4, 3),
+        a.at(1, 3, 5),
+        a.at(1, 5, 5),
+        a.at(1, 4, 6),
+    }
     apply_script(env, [a.at(1, 4, 6)])
     assert cell_token(env, 1, 4, 6) == card("[B]", env.options)
     assert env.game.wiles_in_grids == [1, 0, 0]
@@ -528,7 +535,7 @@ def test_observation_pieces_follow_the_table():
     assert view["decision"][Decision.FIRST_DRAW] == 1 and view["acting"].tolist() == [1, 0]
     assert view["my_hand"][card("[M]", env.options)] == 1 and view["my_hand"].sum() == 2
     assert view["pile_tops"][card("R2", env.options)] == 1 and view["pile_tops"][k:].sum() == 0
-    assert view["pile_contents"][: k].sum() == 2
+    assert view["pile_contents"][:k].sum() == 2
     assert view["escalation"][0] == 1 and view["wiles_in_grids"].tolist() == [1, 1, 1]
     grids = view["grids"].reshape(2, 81, t + 4)
     centre = 4 * 9 + 4
@@ -545,7 +552,9 @@ def test_render_draws_every_grid():
     env = envs.make(NAME, num_players=2, render_mode="ansi")
     env.reset(seed=0)
     opts = env.options
-    env.game.arrange(grids=[{(4, 4): card("B7", opts), (4, 5): card("[S]", opts)}, {(4, 4): card("G10", opts)}])
+    env.game.arrange(
+        grids=[{(4, 4): card("B7", opts), (4, 5): card("[S]", opts)}, {(4, 4): card("G10", opts)}]
+    )
     text = env.render()
     assert "B7" in text and "[S]" in text and "G10" in text
     assert text.count("player_") >= 2
@@ -613,9 +622,11 @@ def test_baseline_murders_only_when_the_check_succeeds():
 
 
 def test_engine_is_a_plain_game_without_rl_imports():
+    from pathlib import Path
+
     import envs.fowl.rules as rules
 
-    source = open(rules.__file__).read()
+    source = Path(rules.__file__).read_text()
     for name in ("gymnasium", "pettingzoo", "torch", "stable_baselines3"):
         assert name not in source
     assert issubclass(FowlGame, envs.core.Game)
