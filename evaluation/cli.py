@@ -45,9 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Duplicate round-robin tournament between agents, with confidence intervals and ratings.",
     )
     parser.add_argument("--game", required=True, choices=envs.ENV_NAMES, help="registered game")
-    parser.add_argument("--agents", required=True, nargs="+", metavar="SPEC", help=f"two or more agents: {ACCEPTED}")
-    parser.add_argument("--matches", type=_positive, default=100, help="duplicate matches (deals) per table [100]")
-    parser.add_argument("--out", required=True, type=Path, help="output directory (resumed if it holds games.jsonl)")
+    parser.add_argument(
+        "--agents", required=True, nargs="+", metavar="SPEC", help=f"two or more agents: {ACCEPTED}"
+    )
+    parser.add_argument(
+        "--matches", type=_positive, default=100, help="duplicate matches (deals) per table [100]"
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, help="output directory (resumed if it holds games.jsonl)"
+    )
     parser.add_argument("--players", type=int, default=None, help="players per game [the game's default]")
     parser.add_argument(
         "--workers", type=_positive, default=os.cpu_count() or 1, help="worker processes [CPU count]"
@@ -63,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", type=_option, action="append", default=[], metavar="KEY=VALUE", help="game rule option"
     )
     parser.add_argument(
-        "--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, help=f"rating bootstrap resamples [{DEFAULT_BOOTSTRAP}]"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        help=f"rating bootstrap resamples [{DEFAULT_BOOTSTRAP}]",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser

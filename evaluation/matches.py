@@ -148,7 +148,9 @@ class GameTask:
 
 def plan(config: EvalConfig) -> list[GameTask]:
     """Every game of the evaluation, in canonical order (match-major, so early stops stay balanced)."""
-    layout = [arrangements(t, config.seating) for t in tables(len(config.agents), config.players, config.seating)]
+    layout = [
+        arrangements(t, config.seating) for t in tables(len(config.agents), config.players, config.seating)
+    ]
     return [
         GameTask(t, m, a)
         for m in range(config.matches)
@@ -289,9 +291,7 @@ def start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-def play_games(
-    config: EvalConfig, tasks: list[GameTask], workers: int = 1
-) -> Iterator[dict]:
+def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> Iterator[dict]:
     """Play `tasks`, yielding rows as games finish (in any order when workers > 1)."""
     if not tasks:
         return
@@ -376,6 +376,10 @@ def run_games(
         if bar is not None:
             bar.close()
     rows = [done[t.key] for t in tasks]
-    counts = {"planned": len(tasks), "resumed": len(tasks) - len(todo), "played": played,
-              "ignored": len(done) - len(tasks)}
+    counts = {
+        "planned": len(tasks),
+        "resumed": len(tasks) - len(todo),
+        "played": played,
+        "ignored": len(done) - len(tasks),
+    }
     return rows, counts

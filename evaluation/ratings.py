@@ -135,9 +135,7 @@ def openskill_ratings(rows: list[dict], labels: list[str]) -> dict[str, dict]:
         updated = model.rate([[ratings[a]] for a in present], ranks=ranks)
         for a, team in zip(present, updated):
             ratings[a] = team[0]
-    return {
-        label: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()} for label, r in ratings.items()
-    }
+    return {label: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()} for label, r in ratings.items()}
 
 
 def rating_table(

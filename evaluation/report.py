@@ -118,7 +118,17 @@ def markdown(summary: dict) -> str:
         )
     out += [
         _table(
-            ["agent", "opponent", "matches", "games", "W/D/L", "score", "mean return", *seat_headers, "length"],
+            [
+                "agent",
+                "opponent",
+                "matches",
+                "games",
+                "W/D/L",
+                "score",
+                "mean return",
+                *seat_headers,
+                "length",
+            ],
             rows,
         ),
         "",
@@ -131,9 +141,17 @@ def markdown(summary: dict) -> str:
     rating_rows = []
     has_skill = any("openskill_mu" in r for r in summary["ratings"])
     for r in summary["ratings"]:
-        row = [r["agent"] + (" (anchor)" if r["anchor"] else ""), str(r["games"]), _ci(r["elo"], r["elo_lo"], r["elo_hi"], 0)]
+        row = [
+            r["agent"] + (" (anchor)" if r["anchor"] else ""),
+            str(r["games"]),
+            _ci(r["elo"], r["elo_lo"], r["elo_hi"], 0),
+        ]
         if has_skill:
-            row += [_num(r["openskill_mu"], 2), _num(r["openskill_sigma"], 2), _num(r["openskill_ordinal"], 2)]
+            row += [
+                _num(r["openskill_mu"], 2),
+                _num(r["openskill_sigma"], 2),
+                _num(r["openskill_ordinal"], 2),
+            ]
         rating_rows.append(row)
     header = ["agent", "games", "Elo (Bradley–Terry) [95% bootstrap]"]
     if has_skill:
@@ -144,7 +162,16 @@ def markdown(summary: dict) -> str:
         "## Games",
         "",
         _table(
-            ["games", "terminated", "truncated", "forfeited", "illegal actions", "length (decisions)", "min", "max"],
+            [
+                "games",
+                "terminated",
+                "truncated",
+                "forfeited",
+                "illegal actions",
+                "length (decisions)",
+                "min",
+                "max",
+            ],
             [
                 [
                     str(g["games"]),
@@ -179,6 +206,7 @@ def markdown(summary: dict) -> str:
             ],
         ),
         "",
+        *(["## Notes", "", *[f"- {n}" for n in summary["notes"]], ""] if summary["notes"] else []),
         "![pairwise scores](pairwise_scores.png)",
         "",
         "![ratings](ratings.png)",

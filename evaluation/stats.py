@@ -33,6 +33,29 @@ def mean_ci(values, level: float = LEVEL) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def wilson(p: float, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson score interval of a proportion p observed over n trials."""
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def score_ci(values, level: float = LEVEL) -> tuple[float, float, float]:
+    """Mean and interval of per-deal scores in [0, 1]: Student t, clipped to [0, 1].
+
+    When every deal scored the same the t interval has zero width; the Wilson interval over the
+    deals is used instead, which assumes the largest variance a [0, 1] score can have.
+    """
+    x = np.asarray(values, dtype=float)
+    mean, lo, hi = mean_ci(x, level)
+    if x.size >= 2 and np.ptp(x) == 0:
+        lo, hi = wilson(mean, x.size, level)
+    if math.isfinite(lo):
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return mean, lo, hi
+
+
 def agent_returns(row: dict) -> dict[str, float]:
     """Each agent's mean return over the seats it held in one game."""
     totals: dict[str, list[float]] = defaultdict(list)
@@ -53,8 +76,7 @@ class _Tally:
     wins: int = 0
     draws: int = 0
     losses: int = 0
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
+    deal_lengths: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     # per deal: outcomes and returns, for intervals over deals
     deal_outcomes: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     deal_returns: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -62,15 +84,16 @@ class _Tally:
     seat_outcomes: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     seat_returns: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
 
-    def add(self, result: float, ret: float, length: int, deal: int, seats: list[int], seat_rets: list[float]):
+    def add(
+        self, result: float, ret: float, length: int, deal: int, seats: list[int], seat_rets: list[float]
+    ):
         if result == 1.0:
             self.wins += 1
         elif result == 0.5:
             self.draws += 1
         else:
             self.losses += 1
-        self.returns.append(ret)
-        self.lengths.append(length)
+        self.deal_lengths[deal].append(length)
         self.deal_outcomes[deal].append(result)
         self.deal_returns[deal].append(ret)
         for seat, seat_ret in zip(seats, seat_rets):
@@ -104,9 +127,9 @@ def pairwise(rows: list[dict], labels: list[str], players: int) -> list[dict]:
                 continue
             t = tallies[(a, b)]
             n = t.wins + t.draws + t.losses
-            score, score_lo, score_hi = mean_ci(_deal_means(t.deal_outcomes))
+            _, score_lo, score_hi = score_ci(_deal_means(t.deal_outcomes))
             ret, ret_lo, ret_hi = mean_ci(_deal_means(t.deal_returns))
-            length, length_lo, length_hi = mean_ci(t.lengths)
+            length, _, _ = mean_ci(_deal_means(t.deal_lengths))
             record = {
                 "agent": a,
                 "opponent": b,
@@ -118,7 +141,7 @@ def pairwise(rows: list[dict], labels: list[str], players: int) -> list[dict]:
                 "score": (t.wins + 0.5 * t.draws) / n,
                 "score_lo": score_lo,
                 "score_hi": score_hi,
-                "mean_return": float(np.mean(t.returns)),
+                "mean_return": ret,
                 "return_lo": ret_lo,
                 "return_hi": ret_hi,
                 "mean_length": length,
@@ -134,9 +157,12 @@ def pairwise(rows: list[dict], labels: list[str], players: int) -> list[dict]:
 
 
 def game_summary(rows: list[dict]) -> dict:
-    """Counts, length, truncations and illegal actions over all games."""
+    """Counts, length (interval over deals), truncations and illegal actions over all games."""
     lengths = [r["length"] for r in rows]
-    length, lo, hi = mean_ci(lengths)
+    per_deal: dict[int, list[int]] = defaultdict(list)
+    for r in rows:
+        per_deal[r["match"]].append(r["length"])
+    length, lo, hi = mean_ci(_deal_means(per_deal))
     return {
         "games": len(rows),
         "terminated": sum(bool(r["terminated"]) for r in rows),
@@ -170,7 +196,7 @@ def agent_summary(rows: list[dict], labels: list[str]) -> list[dict]:
                 if other == label:
                     continue
                 per_deal[row["match"]].append(outcome(means[label], ret))
-        score, lo, hi = mean_ci(_deal_means(per_deal))
+        score, lo, hi = score_ci(_deal_means(per_deal))
         out.append(
             {
                 "agent": label,

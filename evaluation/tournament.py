@@ -87,6 +87,23 @@ def summarise(config: EvalConfig, rows: list[dict], bootstrap: int = DEFAULT_BOO
     }
 
 
+def notes(summary: dict) -> list[str]:
+    """Warnings a reader of the figures needs: perfect records, truncations, illegal actions."""
+    out = []
+    for r in summary["pairwise"]:
+        if r["wins"] == r["games"]:
+            out.append(
+                f"{r['agent']} won every game against {r['opponent']}: their rating gap is set by the "
+                "prior (one virtual draw) and its bootstrap interval cannot show how large it really is"
+            )
+    games = summary["games"]
+    if games["truncated"]:
+        out.append(f"{games['truncated']} of {games['games']} games were truncated by the game's cap (draws)")
+    if games["illegal_actions"]:
+        out.append(f"{games['illegal_actions']} illegal actions: those games were forfeited by the offender")
+    return out
+
+
 def evaluate(
     config: EvalConfig,
     out: Path,
@@ -103,8 +120,13 @@ def evaluate(
     rows, counts = run_games(config, out, workers, progress, on_row)
     summary = summarise(config, rows, bootstrap)
     summary["command"] = command_line(config, out)
+    summary["notes"] = notes(summary)
     summary["timing"].update(
-        {"workers": workers, "seconds": time.perf_counter() - start, **{f"games_{k}": v for k, v in counts.items()}}
+        {
+            "workers": workers,
+            "seconds": time.perf_counter() - start,
+            **{f"games_{k}": v for k, v in counts.items()},
+        }
     )
     report.write_csv(out / "pairwise.csv", summary["pairwise"])
     report.write_csv(out / "ratings.csv", summary["ratings"])

@@ -167,7 +167,7 @@ def from_dict(data: dict[str, Any]) -> TrainConfig:
 
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'} must be a mapping of keys to values; got {data!r}")
+        raise ConfigError(f"{where[:-1] or 'config'} must be a mapping of keys to values; got {data!r}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [key for key in data if key not in fields]

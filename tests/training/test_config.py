@@ -20,7 +20,9 @@ def test_every_registered_game_has_a_valid_config(game):
     assert config.game == game
     aec = envs.make(game, **config.env_options)
     smallest = envs.player_counts(game)[0]
-    assert len(aec.possible_agents) == smallest, "default configs train the smallest table (2 players where allowed)"
+    assert len(aec.possible_agents) == smallest, (
+        "default configs train the smallest table (2 players where allowed)"
+    )
     # Every key is spelled out in the file, so a reader sees the whole run.
     data = yaml.safe_load((CONFIGS / f"{game}.yaml").read_text())
     defaults = TrainConfig().to_dict()

@@ -46,9 +46,11 @@ def fowlplay_train(*args: str, timeout: float = 120) -> subprocess.CompletedProc
     )
 
 
-def short_run(game: str, out: Path, total: int = 256) -> subprocess.CompletedProcess:
+def short_run(game: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
     config = ROOT / "configs" / f"{game}.yaml"
-    return fowlplay_train("--config", str(config), "--out", str(out), "--total-timesteps", str(total), *TINY)
+    return fowlplay_train(
+        "--config", str(config), "--out", str(out), "--total-timesteps", "256", *TINY, *extra
+    )
 
 
 def progress_rows(path: Path) -> list[dict[str, str]]:
@@ -58,7 +60,7 @@ def progress_rows(path: Path) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def chicken_run(tmp_path_factory) -> Path:
-    """A finished 256-timestep Chicken run (copy it before changing it)."""
+    """A finished 256-timestep Chicken run in subprocess workers (copy it before changing it)."""
     out = tmp_path_factory.mktemp("runs") / "chicken"
     result = short_run("chicken_v0", out)
     assert result.returncode == 0, result.stderr
@@ -69,11 +71,13 @@ def chicken_run(tmp_path_factory) -> Path:
 def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
     out = chicken_run if game == "chicken_v0" else tmp_path / game
     if game != "chicken_v0":
-        result = short_run(game, out)
+        # In-process environments: the Chicken run and the Ctrl-C test cover subprocess workers.
+        result = short_run(game, out, "--set", "vec_env=dummy")
         assert result.returncode == 0, result.stderr
     assert (out / "config.yaml").exists()
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_128.json", "step_128.zip"]
-    assert [p.name for p in (out / "snapshots").iterdir()] == ["step_128.npz"]
+    periodic = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert periodic == ["step_128.json", "step_128.zip", "step_256.json", "step_256.zip"]
+    assert sorted(p.name for p in (out / "snapshots").iterdir()) == ["step_128.npz", "step_256.npz"]
     metadata = read_metadata(out)
     assert (metadata["game"], metadata["timesteps"], metadata["kind"]) == (game, 256, "final")
     assert metadata["config"]["total_timesteps"] == 256 and metadata["config"]["ppo"]["n_steps"] == 64
@@ -94,7 +98,9 @@ def test_resume_continues_to_the_new_total(chicken_run, tmp_path):
     run = tmp_path / "moved"
     shutil.copytree(chicken_run, run)  # a run continues where it is now, even if it was moved
     first, _ = load_checkpoint(run)
-    result = fowlplay_train("--resume", str(run), "--total-timesteps", "384", "--no-progress")
+    result = fowlplay_train(
+        "--resume", str(run), "--total-timesteps", "384", "--no-progress", "--set", "vec_env=dummy"
+    )
     assert result.returncode == 0, result.stderr
     assert "resuming from" in result.stdout and "at step 256" in result.stdout
     metadata = read_metadata(run)
@@ -139,7 +145,9 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
     model, _ = load_checkpoint(out)
     assert model.num_timesteps == metadata["timesteps"]
     target = str(metadata["timesteps"] + 128)
-    result = fowlplay_train("--resume", str(out), "--total-timesteps", target, "--no-progress")
+    result = fowlplay_train(
+        "--resume", str(out), "--total-timesteps", target, "--no-progress", "--set", "vec_env=dummy"
+    )
     assert result.returncode == 0, result.stderr
     assert read_metadata(out)["timesteps"] >= int(target)
 
