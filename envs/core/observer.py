@@ -36,6 +36,8 @@ class Observer(abc.ABC):
         self.size = start
         self.low = np.concatenate([np.full(p.size, p.low, np.float32) for p in self.pieces])
         self.high = np.concatenate([np.full(p.size, p.high, np.float32) for p in self.pieces])
+        self._buffer = np.zeros(self.size, dtype=np.float32)
+        self._parts = SimpleNamespace(**{name: self._buffer[s] for name, s in self.offsets.items()})
 
     @abc.abstractmethod
     def layout(self, options) -> list[Piece]:
@@ -46,11 +48,11 @@ class Observer(abc.ABC):
         """Write what `player` may know into the zeroed views `parts.<piece name>`."""
 
     def encode(self, game, player: int) -> np.ndarray:
-        """The flat float32 observation of `player`."""
-        buffer = np.zeros(self.size, dtype=np.float32)
-        parts = SimpleNamespace(**{name: buffer[s] for name, s in self.offsets.items()})
-        self.fill(game, player, parts)
-        return buffer
+        """The flat float32 observation of `player` (a new array the caller may keep)."""
+        # One zeroed scratch buffer and its named views are reused; only the result is copied.
+        self._buffer.fill(0.0)
+        self.fill(game, player, self._parts)
+        return self._buffer.copy()
 
     def decode(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Split a flat observation back into its named pieces (for debugging and agents)."""
