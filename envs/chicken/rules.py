@@ -166,21 +166,6 @@ class ChickenGame(Game):
         self._start_round((self.round_starter + 1) % self.num_players)
 
     # ----- the Game interface -------------------------------------------------------------------
-    @property
-    def current_player(self) -> int:
-        """The seat that must bid or pass."""
-        return self.to_act
-
-    @property
-    def terminal(self) -> bool:
-        """True once a round ended with a single leader at or above the target."""
-        return self._terminal
-
-    @property
-    def truncated(self) -> bool:
-        """True once `max_rounds` rounds were played without a winner."""
-        return self._truncated
-
     def max_bid(self) -> int:
         """Highest bid allowed now: the cards left, capped by `bid_cap`."""
         return min(len(self.deck), self.options.bid_cap)

@@ -37,10 +37,26 @@ class Game(abc.ABC):
         return cls.action_layout(options).size
 
     # ----- what the environment asks -----------------------------------------------------
+    #: The seat whose decision it is; the engine keeps it up to date.
+    to_act: int = 0
+    #: Set by the engine when the game ends by its rules, or is cut off by its documented cap.
+    _terminal: bool = False
+    _truncated: bool = False
+
     @property
-    @abc.abstractmethod
     def current_player(self) -> int:
         """Seat whose decision it is (meaningless once the game is over)."""
+        return self.to_act
+
+    @property
+    def terminal(self) -> bool:
+        """True once the game has ended by its rules."""
+        return self._terminal
+
+    @property
+    def truncated(self) -> bool:
+        """True once the game was cut off by its documented cap."""
+        return self._truncated
 
     @abc.abstractmethod
     def legal_mask(self) -> np.ndarray:
@@ -49,16 +65,6 @@ class Game(abc.ABC):
     @abc.abstractmethod
     def apply(self, action: int) -> None:
         """Apply a legal action of `current_player` (the environment checked it is legal)."""
-
-    @property
-    @abc.abstractmethod
-    def terminal(self) -> bool:
-        """True once the game has ended by its rules."""
-
-    @property
-    def truncated(self) -> bool:
-        """True once the game was cut off by its documented cap."""
-        return False
 
     @abc.abstractmethod
     def returns(self) -> list[float]:

@@ -413,21 +413,6 @@ class CrowsGame(Game):
             return Decision.COIN
         return self.phase
 
-    @property
-    def current_player(self) -> int:
-        """The seat deciding: the turn player, or a claimer after a bust."""
-        return self.to_act
-
-    @property
-    def terminal(self) -> bool:
-        """True once the round in which someone reached the end of the track is complete."""
-        return self._terminal
-
-    @property
-    def truncated(self) -> bool:
-        """True once the turn or decision cap was reached without a finished game."""
-        return self._truncated
-
     def legal_mask(self) -> np.ndarray:
         """Exact mask of the current decision."""
         mask = np.zeros(self._size, dtype=np.int8)

@@ -471,16 +471,6 @@ class FowlGame(Game):
             self.stage = Decision.EXTRA_DISCARD
 
     # ----- the Game interface -------------------------------------------------------------------
-    @property
-    def current_player(self) -> int:
-        """The seat whose decision it is."""
-        return self.to_act
-
-    @property
-    def terminal(self) -> bool:
-        """True once the deck ran out at the start of a turn or one living player remains."""
-        return self._terminal
-
     def legal_mask(self) -> np.ndarray:
         """1 for each legal action of the acting player at the current decision."""
         mask = np.zeros(self.layout.size, dtype=np.int8)

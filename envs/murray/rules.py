@@ -486,16 +486,6 @@ class MurrayGame(Game):
         """The seat whose turn it is (every decision, Murray's target included, is theirs)."""
         return self.player
 
-    @property
-    def terminal(self) -> bool:
-        """True once one of the three instant game ends happened."""
-        return self._terminal
-
-    @property
-    def truncated(self) -> bool:
-        """True once `max_turns` turns were played without an end."""
-        return self._truncated
-
     def _seat_at(self, relative: int) -> int:
         return (self.player + relative) % self.num_players
 
