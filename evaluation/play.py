@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 import envs
-from envs.core.agents import Agent, RandomAgent
+from envs.core.agents import Agent
 
 
 class HumanAgent(Agent):
@@ -40,20 +40,15 @@ class HumanAgent(Agent):
 
 
 def build_agent(spec: str, env, seed: int) -> Agent:
-    """An agent from a spec: random, baseline or human (checkpoints come with the evaluation harness)."""
-    if spec == "random":
-        return RandomAgent(seed)
-    if spec == "baseline":
-        return envs.env_module(env.metadata["name"]).BaselineAgent(env.options, seed=seed)
+    """An agent from a spec: human, or any spec `fowlplay-eval` accepts (random, baseline, checkpoints)."""
     if spec == "human":
         return HumanAgent(env)
+    from evaluation.agents import make_agent
+
     try:
-        from evaluation.agents import make_agent
-    except ImportError:
-        make_agent = None
-    if make_agent is not None:
         return make_agent(spec, env, seed=seed)
-    raise ValueError(f"unknown agent spec {spec!r}; accepted: random, baseline, human")
+    except ValueError as error:
+        raise ValueError(f"{error} (fowlplay-play also accepts: human)") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,12 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="print only the final table")
     args = parser.parse_args(argv)
-    env = envs.make(args.game, num_players=len(args.agents), render_mode="ansi")
-    env.reset(seed=args.seed)
-    agents = {
-        a: build_agent(s, env, args.seed + i)
-        for i, (a, s) in enumerate(zip(env.possible_agents, args.agents))
-    }
+    try:
+        env = envs.make(args.game, num_players=len(args.agents), render_mode="ansi")
+        env.reset(seed=args.seed)
+        seats = zip(env.possible_agents, args.agents)
+        agents = {a: build_agent(spec, env, args.seed + i) for i, (a, spec) in enumerate(seats)}
+    except ValueError as error:
+        parser.error(f"{error} ({len(args.agents)} agents given, one per seat)")
     print(env.render())
     decisions = 0
     totals = dict.fromkeys(env.possible_agents, 0.0)

@@ -98,7 +98,9 @@ def test_bradley_terry_two_agents_known_value():
 def test_bradley_terry_recovers_ratings_from_exact_expected_counts():
     true = np.array([0.0, 120.0, -75.0, 300.0])
     k = true.size
-    wins = np.array([[100 * expected_score(true[i], true[j]) if i != j else 0 for j in range(k)] for i in range(k)])
+    wins = np.array(
+        [[100 * expected_score(true[i], true[j]) if i != j else 0 for j in range(k)] for i in range(k)]
+    )
     assert bradley_terry(wins, anchor=0, prior_draws=0) == pytest.approx(true, abs=1e-6)
 
 
