@@ -210,11 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     below = [
         r["game"]
         for r in rows
-        if r.get("default_players") and r["ratio_to_leduc"] is not None and r["ratio_to_leduc"] < TARGET_RATIO_TO_LEDUC
+        if r.get("default_players")
+        and r["ratio_to_leduc"] is not None
+        and r["ratio_to_leduc"] < TARGET_RATIO_TO_LEDUC
     ]
     if leduc is not None:
         verdict = "all games meet" if not below else f"below the bar: {below}"
-        print(f"\nbar: >= {TARGET_RATIO_TO_LEDUC:g}x leduc_holdem_v4 through the AEC API at the default player count; {verdict}")
+        print(
+            f"\nbar: >= {TARGET_RATIO_TO_LEDUC:g}x leduc_holdem_v4 through the AEC API at the default player count; {verdict}"
+        )
     if args.json_path:
         payload = {
             "python": platform.python_version(),
