@@ -199,7 +199,8 @@ def check_compatible(metadata: dict[str, Any], env) -> None:
     aec = getattr(env, "aec", env)
     agent = aec.possible_agents[0]
     game = aec.metadata["name"]
-    options = dataclasses.asdict(aec.options)
+    # Compare as the metadata stores them: JSON turns tuples into lists.
+    options = json.loads(json.dumps(dataclasses.asdict(aec.options), default=str))
     obs_size = int(aec.observation_space(agent)["observation"].shape[0])
     actions = int(aec.action_space(agent).n)
     theirs = metadata.get("env_options", {})

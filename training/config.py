@@ -72,6 +72,18 @@ class TrainConfig:
     env_options: Annotated[dict[str, Any], "rule options passed to the game (num_players, ...)"] = field(
         default_factory=dict
     )
+    reward_options: Annotated[
+        dict[str, Any],
+        "game options that change only the rewards, used while training (e.g. reward_mode: score); "
+        "checkpoints are for the game of env_options",
+    ] = field(default_factory=dict)
+    truncation_reward: Annotated[
+        float | None, "the learner's reward when a game is cut off by its cap (null: the game's, 0)"
+    ] = None
+    decision_cost: Annotated[float, "subtracted from the learner's reward at every decision (0: none)"] = 0.0
+    max_decisions: Annotated[
+        int | None, "cut an episode off after this many learner decisions, as truncated (null: never)"
+    ] = None
     seed: Annotated[int, "seeds the learner, the environments and the opponents"] = 0
     total_timesteps: Annotated[
         int, "learner decisions to train for, in all (a resumed run counts from 0)"
@@ -93,6 +105,10 @@ class TrainConfig:
     ppo: Annotated[PPOConfig, "MaskablePPO hyperparameters"] = field(default_factory=PPOConfig)
     opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
 
+    def training_options(self) -> dict[str, Any]:
+        """The game options the learner trains on: env_options with reward_options on top."""
+        return {**self.env_options, **self.reward_options}
+
     def run_dir(self) -> Path:
         """The run directory with `{game}` filled in."""
         return Path(self.out.replace("{game}", self.game))
@@ -109,7 +125,21 @@ class TrainConfig:
             aec = envs.make(self.game, **self.env_options)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"env_options: {exc}") from exc
+        try:
+            rewarded = envs.make(self.game, **self.training_options())
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"reward_options: {exc}") from exc
+        agent = aec.possible_agents[0]
+        if rewarded.observation_space(agent) != aec.observation_space(agent) or rewarded.action_space(
+            agent
+        ) != aec.action_space(agent):
+            raise ConfigError(
+                f"reward_options {self.reward_options} change the observation or action space; "
+                "they may change only the rewards"
+            )
         _positive("total_timesteps", self.total_timesteps, allow_zero=False)
+        if self.max_decisions is not None:
+            _positive("max_decisions", self.max_decisions, allow_zero=False)
         _positive("n_envs", self.n_envs, allow_zero=False)
         _positive("checkpoint_every", self.checkpoint_every)
         _positive("torch_threads", self.torch_threads, allow_zero=False)

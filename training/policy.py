@@ -78,6 +78,8 @@ class PolicyAgent(Agent):
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
+        #: The checkpoint's metadata when loaded with `from_checkpoint`, else None.
+        self.metadata: dict[str, Any] | None = None
 
     @classmethod
     def from_checkpoint(

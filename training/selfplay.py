@@ -6,6 +6,18 @@ opponents until the learner must act again or the game ends. The learner sees on
 observation, and its reward is its own: every reward the AEC env pays the learner's seat after
 any move (its own or an opponent's) is summed into the step, so a game won or lost on an
 opponent's move pays the learner at that step.
+
+Illegal actions: MaskablePPO never takes one (it reads `action_masks()`). For learners that do
+(SB3's `check_env` samples unmasked actions), `illegal_action="lose"` (the default) ends the
+episode at once with `illegal_reward`, leaves the game untouched, marks `info["illegal_action"]`
+and warns once; `illegal_action="raise"` raises the AEC env's `IllegalActionError` instead.
+
+`truncation_reward`, when not None, is the learner's reward for the step on which the game is cut
+off by its cap, in place of the game's (0 for a truncated game): a learner that can stall a lost
+game until the cap would otherwise learn to. `decision_cost` is subtracted from every step's
+reward: a small one makes stalling (in a game whose rules allow a turn to go on and on) cost more
+the longer it lasts. `max_decisions` cuts an episode off (truncated, paying `truncation_reward`)
+once the learner has made that many decisions in it.
 """
 
 from __future__ import annotations
@@ -41,11 +53,18 @@ class SelfPlayEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "lose",
         illegal_reward: float = -1.0,
+        truncation_reward: float | None = None,
+        decision_cost: float = 0.0,
+        max_decisions: int | None = None,
     ) -> None:
         if illegal_action not in ("lose", "raise"):
             raise ValueError(f"illegal_action must be 'lose' or 'raise'; got {illegal_action!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
+        self.truncation_reward = None if truncation_reward is None else float(truncation_reward)
+        self.decision_cost = float(decision_cost)
+        self.max_decisions = max_decisions
+        self._decisions = 0
         self._warned_illegal = False
         self.game = game
         self.aec = envs.make(game, render_mode=render_mode, **(env_options or {}))
@@ -67,6 +86,7 @@ class SelfPlayEnv(gym.Env):
         self._labels: list[str] = []
         self._return = 0.0
         self._forfeit = False
+        self._cut = False
 
     # ----- the gymnasium API --------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -86,9 +106,11 @@ class SelfPlayEnv(gym.Env):
             self.aec.reset(seed=int(rng.integers(_SEED_LIMIT)))
             self._return = 0.0
             self._forfeit = False
+            self._cut = False
+            self._decisions = 0
             self._play_opponents()
             if not self._over():
-                return self._observe(), {"learner_seat": self._seat}
+                return self._observe(), {"learner_seat": self._seat, "opponents": list(self._labels)}
         raise RuntimeError(
             f"{_MAX_EMPTY_GAMES} games of {self.game} in a row ended before the learner's turn"
         )
@@ -103,13 +125,20 @@ class SelfPlayEnv(gym.Env):
         self.aec.step(action)  # raises IllegalActionError (and changes nothing) if illegal
         self._return += self.aec.rewards[self._learner]
         self._play_opponents()
+        self._return -= self.decision_cost
+        self._decisions += 1
+        if self.max_decisions is not None and self._decisions >= self.max_decisions and not self._over():
+            self._cut = True
         reward = self._return - before
         observation = self._observe()
         terminated = truncated = False
         info: dict[str, Any] = {"learner_seat": self._seat}
         if self._over():
-            terminated = bool(self.aec.terminations[self._learner])
-            truncated = bool(self.aec.truncations[self._learner])
+            terminated = bool(self.aec.terminations[self._learner]) and not self._cut
+            truncated = not terminated
+            if truncated and self.truncation_reward is not None:
+                reward = self.truncation_reward
+                self._return = before + reward
             info.update(self._episode_info())
         return observation, float(reward), terminated, truncated, info
 
@@ -146,7 +175,12 @@ class SelfPlayEnv(gym.Env):
 
     # ----- inside ------------------------------------------------------------------------------
     def _over(self) -> bool:
-        return self._forfeit or self.aec.terminations[self._learner] or self.aec.truncations[self._learner]
+        return (
+            self._forfeit
+            or self._cut
+            or self.aec.terminations[self._learner]
+            or self.aec.truncations[self._learner]
+        )
 
     def _is_legal(self, action: Any) -> bool:
         if isinstance(action, np.ndarray) and action.shape == ():

@@ -65,9 +65,12 @@ def make_vec_env(config: TrainConfig):
         _worker_env,
         torch_threads=1,
         game=config.game,
-        env_options=config.env_options,
+        env_options=config.training_options(),
         opponents=config.opponents.weights(),
         learner_seat=config.learner_seat,
+        truncation_reward=config.truncation_reward,
+        decision_cost=config.decision_cost,
+        max_decisions=config.max_decisions,
         snapshot_window=config.opponents.snapshot_window,
         network={"net_arch": config.ppo.net_arch, "activation": config.ppo.activation},
     )

@@ -67,6 +67,8 @@ def test_unknown_nested_key_names_its_section():
         ({"ppo": {"activation": "gelu"}}, "ppo.activation must be one of"),
         ({"opponents": {"random": 0, "baseline": 0, "latest": 0, "snapshot": 1}}, "snapshots do not exist"),
         ({"opponents": {"random": -1}}, "weights must be >= 0"),
+        ({"reward_options": {"num_players": 3}}, "change the observation or action space"),
+        ({"reward_options": {"reward_mode": "fun"}}, "reward_options: reward_mode must be"),
     ],
 )
 def test_bad_values_are_named(data, message):
@@ -105,3 +107,15 @@ def test_list_keys_shows_every_key_with_help(capsys):
     assert out.strip() == help_table()
     for key in ("total_timesteps", "ppo.n_steps", "opponents.snapshot_window", "max_minutes"):
         assert key in out
+
+
+def test_reward_options_shape_training_only():
+    from training.train import make_vec_env
+
+    config = from_dict({"reward_options": {"reward_mode": "score"}, "vec_env": "dummy", "n_envs": 1})
+    vec = make_vec_env(config)
+    try:
+        assert vec.envs[0].unwrapped.aec.options.reward_mode == "score"
+    finally:
+        vec.close()
+    assert config.env_options == {} and config.training_options() == {"reward_mode": "score"}

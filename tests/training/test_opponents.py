@@ -80,7 +80,9 @@ def test_snapshots_reach_subprocess_workers():
         assert vec.env_method("snapshot_names") == [["passer"], ["passer"]]
         vec.seed(0)
         for _ in range(10):
-            for obs in vec.reset():
+            observations = vec.reset()
+            assert [info["opponents"] for info in vec.reset_infos] == [["snapshot"], ["snapshot"]]
+            for obs in observations:
                 parts = local.aec.observer.decode(obs)
                 assert parts["still_bidding"][1] == 0 and parts["current_bid"][0] == 0
     finally:

@@ -157,3 +157,50 @@ def test_bad_settings_are_refused():
         SelfPlayEnv("chicken_v0", opponents={"latest": 1.0})
     with pytest.raises(ValueError, match="unknown game"):
         SelfPlayEnv("no_such_game_v0")
+
+
+@pytest.mark.parametrize(
+    ("truncation_reward", "expected", "outcome"), [(None, 0.0, "draw"), (-1.0, -1.0, "loss")]
+)
+def test_a_game_cut_off_by_its_cap_pays_the_truncation_reward(scripted, truncation_reward, expected, outcome):
+    # One round only and an unreachable target: the first round's end truncates the game.
+    options = {**ONE_CARD, "target": 100, "max_rounds": 1}
+    env = SelfPlayEnv("chicken_v0", env_options=options, learner_seat=0, truncation_reward=truncation_reward)
+    scripted(env, [PASS])
+    env.reset(seed=0)
+    _, reward, terminated, truncated, info = env.step(BID_1)
+    assert env.aec.game.truncated and env.aec.game.scores == [1, 0]
+    assert (reward, terminated, truncated, info["outcome"]) == (expected, False, True, outcome)
+
+
+def test_decision_cost_is_charged_per_learner_decision(scripted):
+    env = SelfPlayEnv(
+        "chicken_v0", env_options={**ONE_CARD, "copies_per_value": 2}, learner_seat=0, decision_cost=0.25
+    )
+    # Two cards: the learner bids and draws one, the opponent passes twice, the learner draws the last.
+    scripted(env, [PASS, PASS])
+    env.reset(seed=0)
+    first = env.step(BID_1)
+    assert first[1] == -0.25 and not first[2]
+    _, reward, terminated, _, info = env.step(BID_1)
+    assert (reward, terminated) == (1.0 - 0.25, True)
+    assert info["episode_return"] == pytest.approx(0.5) and info["outcome"] == "win"
+
+
+def test_max_decisions_cuts_the_episode_off_as_truncated(scripted):
+    env = SelfPlayEnv(
+        "chicken_v0",
+        env_options={**ONE_CARD, "copies_per_value": 2},
+        learner_seat=0,
+        max_decisions=1,
+        truncation_reward=-1.0,
+    )
+    scripted(env, [PASS, PASS])
+    env.reset(seed=0)
+    _, reward, terminated, truncated, info = env.step(BID_1)
+    # The game goes on (one card is left), but the learner's episode ends here.
+    assert not env.aec.game.over
+    assert (reward, terminated, truncated, info["outcome"]) == (-1.0, False, True, "loss")
+    assert not env.action_masks().any()
+    env.reset(seed=1)  # a new episode starts cleanly
+    assert env.action_masks().any()

@@ -86,7 +86,7 @@ def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
     assert int(rows[-1]["time/total_timesteps"]) == 256
     assert any(key.startswith("selfplay/win_rate_") for key in rows[-1])
     assert list((out / "logs").glob("events.out.tfevents.*"))
-    # The checkpoint plays the game it was made for.
+    # The checkpoint plays the game of env_options (reward_options shape training only), and only it.
     env = envs.make(game, **metadata["config"]["env_options"])
     agent = PolicyAgent.from_checkpoint(out, env=env, seed=0)
     env.reset(seed=0)
