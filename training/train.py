@@ -200,6 +200,7 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
 
     # --- environments and learner
     vec_env = make_vec_env(config)
+    interrupted = False
     try:
         if checkpoint is None:
             model, resumed_at = make_model(config, vec_env), None
@@ -237,6 +238,7 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
                 progress_bar=config.progress_bar,
             )
         except KeyboardInterrupt:
+            interrupted = True
             raise RunInterrupted(save("periodic", model.num_timesteps)) from None
         seconds = time.monotonic() - started
 
@@ -246,4 +248,8 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             run_dir, path, model.num_timesteps, seconds, callback.win_rates(), callback.out_of_time
         )
     finally:
+        if interrupted and hasattr(vec_env, "waiting"):
+            # Ctrl-C may land inside SubprocVecEnv.step_wait after some replies were read; close()
+            # would then wait forever for them again. The workers exit on 'close' all the same.
+            vec_env.waiting = False
         vec_env.close()
