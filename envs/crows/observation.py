@@ -58,6 +58,7 @@ class CrowsObserver(Observer):
             Piece(
                 "final_round", 1, "1 once someone has reached the end of the track (this round is the last)"
             ),
+            Piece("pile_discards_left", 1, "1 if the turn player may still discard a pile this turn"),
             Piece("turn_progress", 1, "turns played / max_turns"),
         ]
 
@@ -97,4 +98,5 @@ class CrowsObserver(Observer):
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)
         parts.final_round[0] = float(max(game.track) >= opts.track_length)
+        parts.pile_discards_left[0] = float(game.pile_discards < opts.pile_discards_per_turn)
         parts.turn_progress[0] = game.turns / opts.max_turns

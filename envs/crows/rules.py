@@ -58,6 +58,9 @@ class CrowsOptions:
     track_length: int = 30
     #: Track spaces holding a coin (house: 5, 10, 15, 20, 25).
     coin_spaces: tuple[int, ...] = (5, 10, 15, 20, 25)
+    #: Piles a player may discard in one turn (house: 1). Without a limit a player could empty a pile
+    #: before every reveal, so that every card fits, and never end their turn.
+    pile_discards_per_turn: int = 1
     #: Turns played before the game is truncated (house: 200).
     max_turns: int = 200
     #: Decisions before the game is truncated; a safety net against endless turns (house: 20000).
@@ -73,6 +76,7 @@ class CrowsOptions:
         check_int("min_murder", self.min_murder, 1)
         check_int("points_step", self.points_step, 1)
         check_int("track_length", self.track_length, 1)
+        check_int("pile_discards_per_turn", self.pile_discards_per_turn, 0)
         check_int("max_turns", self.max_turns, 1)
         check_int("max_decisions", self.max_decisions, 1)
         spaces = tuple(self.coin_spaces)
@@ -213,6 +217,7 @@ class CrowsGame(Game):
         self.prov_run: list[int] = []
         self.prov_set = 0
         self.coins = 0
+        self.pile_discards = 0  # piles the turn player has discarded this turn
         self.revealed: list[int] = []
         self.pending = 0  # the revealed card waiting for a pile in PLACE (0 = none)
         self.available: list[int] = []
@@ -290,6 +295,7 @@ class CrowsGame(Game):
     def _start_turn(self, player: int) -> None:
         self.turn_player = self.to_act = player
         self.prov_run, self.prov_set, self.coins = [], 0, 0
+        self.pile_discards = 0
         self.revealed = []
         for _ in range(2):
             card = self._draw()
@@ -385,6 +391,7 @@ class CrowsGame(Game):
 
     def _discard_pile(self, block: str, index: int) -> None:
         cards = self._empty_pile(self.turn_player, Pile.RUN if block == "discard_run" else Pile.SET)
+        self.pile_discards += 1
         self.log.append(f"player_{self.turn_player} discards {cards}")
 
     def _coin_card(self, block: str, index: int) -> None:
@@ -431,12 +438,13 @@ class CrowsGame(Game):
         run, set_ = self.runs[p], self.sets[p]
         # Scoring or discarding a pile is open at every decision of one's own turn.
         murder = self.options.min_murder
+        may_discard = self.pile_discards < self.options.pile_discards_per_turn
         if run:
-            mask[self._toss[Pile.RUN]] = 1
+            mask[self._toss[Pile.RUN]] = may_discard
             if len(run) >= murder:
                 mask[self._score[Pile.RUN]] = 1
         if set_:
-            mask[self._toss[Pile.SET]] = 1
+            mask[self._toss[Pile.SET]] = may_discard
             if len(set_) >= murder:
                 mask[self._score[Pile.SET]] = 1
         if kind == Decision.PRESS:
@@ -540,6 +548,7 @@ class CrowsGame(Game):
             "prov_run": list(self.prov_run),
             "prov_set": self.prov_set,
             "coins": self.coins,
+            "pile_discards": self.pile_discards,
             "revealed": list(self.revealed),
             "pending": self.pending,
             "available": list(self.available),

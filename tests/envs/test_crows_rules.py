@@ -122,9 +122,27 @@ def test_both_cards_are_discarded_when_neither_fits():
 def test_discarding_a_pile_first_makes_room_for_a_revealed_card():
     game = game_with(deck=[1, 1, 5], runs=[[3, 4], []], sets=[[6], []])
     do(game, "discard_set")
-    assert legal_names(game) == {"keep 1 in SET", "discard RUN"}  # no more 'discard both'
+    # no more 'discard both'; and a second pile discard would exceed the one allowed per turn
+    assert legal_names(game) == {"keep 1 in SET"}
     do(game, "keep_set", 1)
     assert game.sets[0] == [1] and discard_counts(game) == {1: 1, 6: 1}
+
+
+def test_one_pile_discard_per_turn_so_a_turn_cannot_go_on_forever_house_rule():
+    # Without the limit, emptying a pile before each reveal makes every card fit.
+    game = game_with(deck=[3, 5, 1, 2, 6, 6], runs=[[4], []], sets=[[6], []])
+    do(game, "keep_run", 3)
+    do(game, "discard_set")
+    assert "discard RUN" not in legal_names(game) and game.pile_discards == 1
+    do(game, "stop")
+    assert game.turn_player == 1 and "discard RUN" not in legal_names(game)  # player_1 has no piles
+    do(game, "keep_run", 1)
+    assert "discard RUN" in legal_names(game)  # a new turn, a new discard
+    relaxed = CrowsGame.stacked(
+        CrowsOptions(pile_discards_per_turn=2), [3, 5, 1], runs=[[4], []], sets=[[6], []]
+    )
+    do(relaxed, "discard_set")
+    assert "discard RUN" in legal_names(relaxed)
 
 
 # ----- pressing on, stopping, busting and claims -----------------------------------------------------
