@@ -14,8 +14,13 @@ $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 
 install: $(STAMP)
 
+# Train Chicken by self-play with its default config, then score the checkpoint against uniform
+# random play and the rule-based baseline in a duplicate tournament and print the table.
 demo: $(STAMP)
-	$(BIN)/fowlplay-play --game chicken_v0 --agents baseline baseline --seed 0
+	rm -rf runs/demo
+	$(BIN)/fowlplay-train --config configs/chicken_v0.yaml --out runs/demo/chicken_v0
+	$(BIN)/fowlplay-eval --game chicken_v0 --agents trained=ckpt:runs/demo/chicken_v0 random baseline \
+		--matches 100 --out runs/demo/eval
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n auto -q
