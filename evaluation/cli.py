@@ -111,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in summary["pairwise"]:
         print(
             f"{r['agent']} vs {r['opponent']}: score {r['score']:.3f} "
-            f"[{r['score_lo']:.3f}, {r['score_hi']:.3f}] over {r['matches']} matches ({r['games']} games: "
-            f"{r['wins']} W / {r['draws']} D / {r['losses']} L)"
+            f"[{r['score_lo']:.3f}, {r['score_hi']:.3f}]; {r['matches']} matches: {r['match_wins']} won, "
+            f"{r['match_draws']} drawn, {r['match_losses']} lost; {r['games']} games: "
+            f"{r['wins']} W / {r['draws']} D / {r['losses']} L"
         )
     for r in summary["ratings"]:
         print(f"{r['agent']}: Elo {r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}]")

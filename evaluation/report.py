@@ -96,8 +96,9 @@ def markdown(summary: dict) -> str:
         "",
         "## Pairwise results",
         "",
-        "Score = (W + 0.5·D) / N for the row agent against the column opponent; seat columns give "
-        "the row agent's score when it held that seat.",
+        "Score = (W + 0.5·D) / N for the row agent against the column opponent; a duplicate match "
+        "counts as won when the row agent's score over its rotations is above 0.5; seat columns "
+        "give the row agent's score when it held that seat.",
         "",
     ]
     seat_headers = [f"seat {s}" for s in range(players)]
@@ -108,6 +109,7 @@ def markdown(summary: dict) -> str:
                 r["agent"],
                 r["opponent"],
                 str(r["matches"]),
+                f"{r['match_wins']}/{r['match_draws']}/{r['match_losses']}",
                 str(r["games"]),
                 f"{r['wins']}/{r['draws']}/{r['losses']}",
                 _ci(r["score"], r["score_lo"], r["score_hi"]),
@@ -122,6 +124,7 @@ def markdown(summary: dict) -> str:
                 "agent",
                 "opponent",
                 "matches",
+                "matches W/D/L",
                 "games",
                 "W/D/L",
                 "score",

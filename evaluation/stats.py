@@ -130,6 +130,8 @@ def pairwise(rows: list[dict], labels: list[str], players: int) -> list[dict]:
             _, score_lo, score_hi = score_ci(_deal_means(t.deal_outcomes))
             ret, ret_lo, ret_hi = mean_ci(_deal_means(t.deal_returns))
             length, _, _ = mean_ci(_deal_means(t.deal_lengths))
+            # A duplicate match is won when the agent scores above one half over its rotations.
+            match_scores = _deal_means(t.deal_outcomes)
             record = {
                 "agent": a,
                 "opponent": b,
@@ -138,6 +140,9 @@ def pairwise(rows: list[dict], labels: list[str], players: int) -> list[dict]:
                 "wins": t.wins,
                 "draws": t.draws,
                 "losses": t.losses,
+                "match_wins": sum(m > 0.5 for m in match_scores),
+                "match_draws": sum(m == 0.5 for m in match_scores),
+                "match_losses": sum(m < 0.5 for m in match_scores),
                 "score": (t.wins + 0.5 * t.draws) / n,
                 "score_lo": score_lo,
                 "score_hi": score_hi,

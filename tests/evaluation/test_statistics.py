@@ -167,3 +167,22 @@ def test_openskill_gives_tied_agents_equal_updates():
     rows = [_row(0, ["a", "b", "c"], [0.0, 0.0, 0.0])]
     ratings = openskill_ratings(rows, ["a", "b", "c"])
     assert ratings["a"]["mu"] == pytest.approx(ratings["b"]["mu"]) == pytest.approx(ratings["c"]["mu"])
+
+
+def test_duplicate_matches_are_counted_whole():
+    from evaluation.stats import pairwise
+
+    def game(match, seats, returns):
+        return {"match": match, "seats": seats, "returns": returns, "length": 10}
+
+    rows = [
+        game(0, ["a", "b"], [1.0, -1.0]),  # deal 0: a wins both rotations
+        game(0, ["b", "a"], [-1.0, 1.0]),
+        game(1, ["a", "b"], [1.0, -1.0]),  # deal 1: one rotation each, a drawn match
+        game(1, ["b", "a"], [1.0, -1.0]),
+        game(2, ["a", "b"], [0.0, 0.0]),  # deal 2: a draw and a loss, a lost match
+        game(2, ["b", "a"], [1.0, -1.0]),
+    ]
+    record = next(r for r in pairwise(rows, ["a", "b"], 2) if r["agent"] == "a")
+    assert (record["match_wins"], record["match_draws"], record["match_losses"]) == (1, 1, 1)
+    assert (record["wins"], record["draws"], record["losses"]) == (3, 1, 2)
