@@ -7,7 +7,7 @@ from envs.chicken.rules import ChickenGame, ChickenOptions
 from envs.core import CardGameEnv
 
 
-class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CardGameEnv, name="chicken_v0"):  # noqa: N801 - PettingZoo's naming convention
     """Chicken (Storie & Leistiko): bid for cards, draw them, and stop before a second foot.
 
     Options (keyword arguments, defaults in brackets): num_players [2] (2-4), max_value [5],
@@ -16,12 +16,6 @@ class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
     docs/games/chicken_v0.md.
     """
 
-    metadata = {
-        "name": "chicken_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
     options_cls = ChickenOptions
     game_cls = ChickenGame
     observer_cls = ChickenObserver

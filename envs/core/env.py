@@ -37,6 +37,12 @@ class CardGameEnv(AECEnv):
     game_cls: ClassVar[type[Game]]
     observer_cls: ClassVar[type[Observer]]
 
+    def __init_subclass__(cls, name: str | None = None, **kwargs: Any) -> None:
+        """`class raw_env(CardGameEnv, name="chicken_v0")` sets the metadata PettingZoo reads."""
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.metadata = {**CardGameEnv.metadata, "name": name}
+
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

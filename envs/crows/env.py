@@ -7,23 +7,17 @@ from envs.crows.observation import CrowsObserver
 from envs.crows.rules import CrowsGame, CrowsOptions
 
 
-class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CardGameEnv, name="murder_she_crows_v0"):  # noqa: N801 - PettingZoo's naming convention
     """Murder, She Crows: build a RUN and a SET, press your luck, score murders up the track.
 
     Options (keyword arguments, defaults in brackets): num_players [2] (2-5), max_value [6],
     copies_per_value [10], min_murder [3], points_step [5], track_length [30],
-    coin_spaces [(5, 10, 15, 20, 25)], max_turns [200], max_decisions [20000],
+    coin_spaces [(5, 10, 15, 20, 25)], pile_discards_per_turn [1], max_turns [200], max_decisions [20000],
     reward_mode ["win"]. After a bust the other players claim cards in reverse turn order, so
     the acting agent does not simply rotate. Rules, action table and observation layout:
     docs/games/murder_she_crows_v0.md.
     """
 
-    metadata = {
-        "name": "murder_she_crows_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
     options_cls = CrowsOptions
     game_cls = CrowsGame
     observer_cls = CrowsObserver

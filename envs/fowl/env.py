@@ -7,7 +7,7 @@ from envs.fowl.observation import FowlObserver
 from envs.fowl.rules import FowlGame, FowlOptions
 
 
-class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CardGameEnv, name="murder_most_fowl_v0"):  # noqa: N801 - PettingZoo's naming convention
     """Murder Most Fowl v1.1 (Talen Lee): build bird routes in a grid, spoil others' with wiles, or murder.
 
     Options (keyword arguments, defaults in brackets): num_players [2] (2-4), num_types [None:
@@ -16,12 +16,6 @@ class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
     action table and observation layout: docs/games/murder_most_fowl_v0.md.
     """
 
-    metadata = {
-        "name": "murder_most_fowl_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
     options_cls = FowlOptions
     game_cls = FowlGame
     observer_cls = FowlObserver

@@ -7,7 +7,7 @@ from envs.murray.observation import MurrayObserver
 from envs.murray.rules import MurrayGame, MurrayOptions
 
 
-class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CardGameEnv, name="murray_frog_v0"):  # noqa: N801 - PettingZoo's naming convention
     """Murray the A**hole Frog: build swarms of insects, wreck the others', dodge Murray, watch the Hawk.
 
     Options (keyword arguments, defaults in brackets): num_players [3] (3-6), insect_counts [None:
@@ -18,12 +18,6 @@ class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
     docs/games/murray_frog_v0.md.
     """
 
-    metadata = {
-        "name": "murray_frog_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
     options_cls = MurrayOptions
     game_cls = MurrayGame
     observer_cls = MurrayObserver

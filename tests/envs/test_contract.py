@@ -334,3 +334,14 @@ def test_baseline_decides_from_its_observation_with_legal_actions(name, n):
     for _, obs in play(env, lambda a, o: agent.act(o["observation"], o["action_mask"])):
         pass
     assert env.agents == []
+
+
+@pytest.mark.parametrize("name", envs.ENV_NAMES)
+def test_docstring_and_rules_page_name_every_option(name):
+    import dataclasses
+
+    env = envs.make(name)
+    page = (ROOT / "docs" / "games" / f"{name}.md").read_text()
+    for field in dataclasses.fields(env.options_cls):
+        assert field.name in type(env).__doc__, f"option {field.name} missing from the env docstring"
+        assert f"`{field.name}`" in page, f"option {field.name} missing from the rules page"
