@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 import envs
+from envs.core.testing import random_legal
 
 #: The bar of the throughput issue: every game at its default player count, through the AEC API.
 TARGET_RATIO_TO_LEDUC = 3.0
@@ -49,8 +50,7 @@ def aec_decisions_per_second(env, seconds: float) -> float:
             if terminated or truncated:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
+            env.step(random_legal(obs["action_mask"], rng))
             decisions += 1
         return decisions
 
@@ -67,8 +67,7 @@ def engine_decisions_per_second(env, seconds: float) -> float:
         game = game_cls(options, np.random.default_rng(next(seeds)))
         decisions = 0
         while not game.over:
-            legal = np.flatnonzero(game.legal_mask())
-            game.apply(int(legal[rng.integers(legal.size)]))
+            game.apply(random_legal(game.legal_mask(), rng))
             decisions += 1
         return decisions
 
@@ -82,8 +81,7 @@ def _mid_game(env, steps: int = 10) -> None:
         agent = env.agent_selection
         if env.terminations[agent] or env.truncations[agent]:
             break
-        legal = np.flatnonzero(env.observe(agent)["action_mask"])
-        env.step(int(legal[rng.integers(legal.size)]))
+        env.step(random_legal(env.observe(agent)["action_mask"], rng))
 
 
 def per_second(action: Callable[[], object], seconds: float, batch: int = 50) -> float:

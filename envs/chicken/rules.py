@@ -12,10 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core import (
+    ActionLayout,
+    Game,
+    best_players,
+    check_int,
+    check_player_count,
+    check_reward_mode,
+    final_rewards,
+)
 from envs.core.cards import shuffled
 from envs.core.game import copy_rng
-from envs.core.rewards import score_rewards
 
 FOOT = 0
 PLAYER_COUNTS = range(2, 5)
@@ -53,8 +60,7 @@ class ChickenOptions:
         check_int("target", self.target, 1)
         check_int("foot_bonus", self.foot_bonus, 0)
         check_int("max_rounds", self.max_rounds, 1)
-        if self.reward_mode not in ("win", "score"):
-            raise ValueError(f"reward_mode must be 'win' or 'score'; got {self.reward_mode!r}")
+        check_reward_mode(self.reward_mode)
 
     @property
     def deck_size(self) -> int:
@@ -199,11 +205,10 @@ class ChickenGame(Game):
 
     def returns(self) -> list[float]:
         """Zero-sum rewards: the win reward, or score differences in 'score' mode; 0 on truncation."""
-        if self._truncated:
-            return [0.0] * self.num_players
-        if self.options.reward_mode == "score":
-            return score_rewards(self.scores, self.options.target)
-        return win_rewards(best_players(self.scores), self.num_players)
+        opts = self.options
+        return final_rewards(
+            self.scores, truncated=self._truncated, reward_mode=opts.reward_mode, scale=opts.target
+        )
 
     def decision(self) -> str:
         """Chicken only ever asks for a bid or a pass."""

@@ -5,8 +5,8 @@ from envs.core.env import CardGameEnv
 from envs.core.errors import EnvOrderError, IllegalActionError
 from envs.core.game import Game
 from envs.core.observer import Observer, Piece
-from envs.core.options import build_options, check_int, check_player_count
-from envs.core.rewards import best_players, score_rewards, win_rewards
+from envs.core.options import build_options, check_int, check_player_count, check_reward_mode
+from envs.core.rewards import best_players, final_rewards, score_rewards, win_rewards
 
 __all__ = [
     "ActionBlock",
@@ -21,6 +21,8 @@ __all__ = [
     "build_options",
     "check_int",
     "check_player_count",
+    "check_reward_mode",
+    "final_rewards",
     "score_rewards",
     "win_rewards",
 ]

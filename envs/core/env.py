@@ -8,6 +8,7 @@ per-attribute `__getattr__` is a measurable cost) is needed.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -209,8 +210,6 @@ class CardGameEnv(AECEnv):
     def render(self) -> str | None:
         """A text picture of the table: returned for 'ansi', printed for 'human'."""
         if self.render_mode is None:
-            import warnings
-
             warnings.warn(
                 "render() called without a render_mode; pass render_mode='ansi' or 'human'",
                 stacklevel=2,

@@ -29,6 +29,16 @@ def check_player_count(num_players: Any, allowed: range, game: str) -> None:
         )
 
 
+#: The reward modes a game with score-based returns accepts.
+REWARD_MODES = ("win", "score")
+
+
+def check_reward_mode(reward_mode: Any) -> None:
+    """Raise a ValueError unless `reward_mode` is one of `REWARD_MODES`."""
+    if reward_mode not in REWARD_MODES:
+        raise ValueError(f"reward_mode must be 'win' or 'score'; got {reward_mode!r}")
+
+
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
     """Raise a ValueError unless `value` is an int in [low, high]."""
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low

@@ -26,6 +26,17 @@ def best_players(scores: Iterable[float], eligible: Iterable[int] | None = None)
     return [p for p in seats if scores[p] == top]
 
 
+def final_rewards(scores: Iterable[float], *, truncated: bool, reward_mode: str, scale: float) -> list[float]:
+    """The documented terminal rewards: 0 for all when cut off by a cap, else the win reward of the
+    highest scores, or in 'score' mode the zero-sum score differences / `scale`."""
+    scores = list(scores)
+    if truncated:
+        return [0.0] * len(scores)
+    if reward_mode == "score":
+        return score_rewards(scores, scale)
+    return win_rewards(best_players(scores), len(scores))
+
+
 def score_rewards(scores: Iterable[float], scale: float) -> list[float]:
     """Zero-sum score returns: each player's score minus the mean of the others, divided by `scale`."""
     scores = [float(s) for s in scores]

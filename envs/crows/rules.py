@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core import ActionLayout, Game, check_int, check_player_count, check_reward_mode, final_rewards
 from envs.core.cards import shuffled
 from envs.core.game import copy_rng
-from envs.core.rewards import score_rewards
 
 PLAYER_COUNTS = range(2, 6)
 
@@ -87,8 +86,7 @@ class CrowsOptions:
                 f"coin_spaces must be distinct ints in 1..track_length={self.track_length}; "
                 f"got {self.coin_spaces!r}"
             )
-        if self.reward_mode not in ("win", "score"):
-            raise ValueError(f"reward_mode must be 'win' or 'score'; got {self.reward_mode!r}")
+        check_reward_mode(self.reward_mode)
 
     @property
     def deck_size(self) -> int:
@@ -487,11 +485,11 @@ class CrowsGame(Game):
 
     def returns(self) -> list[float]:
         """Zero-sum rewards: the win reward, or track differences in 'score' mode; 0 on truncation."""
-        if self._truncated and not self._terminal:
-            return [0.0] * self.num_players
-        if self.options.reward_mode == "score":
-            return score_rewards(self.track, self.options.track_length)
-        return win_rewards(best_players(self.track), self.num_players)
+        opts = self.options
+        cut_off = self._truncated and not self._terminal
+        return final_rewards(
+            self.track, truncated=cut_off, reward_mode=opts.reward_mode, scale=opts.track_length
+        )
 
     def decision(self) -> str:
         """'keep', 'press', 'place', 'coin' or 'claim'."""

@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from envs.core import ActionLayout, Game, check_int, check_player_count, check_reward_mode, final_rewards
 from envs.core.cards import shuffled
 from envs.core.game import copy_rng
-from envs.core.rewards import score_rewards
 
 PLAYER_COUNTS = range(3, 7)
 
@@ -138,8 +137,7 @@ class MurrayOptions:
         check_int("big_swarm_points", self.big_swarm_points, 0)
         check_int("perfect_swarm_points", self.perfect_swarm_points, 0)
         check_int("max_turns", self.max_turns, 1)
-        if self.reward_mode not in ("win", "score"):
-            raise ValueError(f"reward_mode must be 'win' or 'score'; got {self.reward_mode!r}")
+        check_reward_mode(self.reward_mode)
         needed = self.num_players * self.hand_size + self.pond_size
         if sum(self.counts) < needed:
             raise ValueError(
@@ -771,12 +769,9 @@ class MurrayGame(Game):
 
     def returns(self) -> list[float]:
         """Zero-sum rewards: the win reward, or score differences in 'score' mode; 0 on truncation."""
-        if self._truncated:
+        if self._truncated:  # cut off by the turn cap: skip scoring a game that did not end
             return [0.0] * self.num_players
-        scores = self.scores()
-        if self.options.reward_mode == "score":
-            return score_rewards(scores, 20.0)
-        return win_rewards(best_players(scores), self.num_players)
+        return final_rewards(self.scores(), truncated=False, reward_mode=self.options.reward_mode, scale=20.0)
 
     def decision(self) -> str:
         """The kind of decision being made, e.g. 'turn' or 'murray'."""
