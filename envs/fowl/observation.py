@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from envs.core import Observer, Piece
-from envs.fowl.rules import EMPTY, GRID_WILES, Decision, FowlGame, FowlOptions
+from envs.fowl.rules import EMPTY, GRID_WILES, Decision, FowlGame, FowlOptions, Wile
 
 
 def cell_features(options: FowlOptions) -> np.ndarray:
@@ -30,6 +30,10 @@ def cell_features(options: FowlOptions) -> np.ndarray:
     return table
 
 
+#: Where a Murder card can be, as the observer knows it (the `murder_whereabouts` piece).
+MURDER_PLACES = ("my hand", "pile top", "lower in a pile", "seen in another hand", "not seen")
+
+
 class FowlObserver(Observer):
     """Builds a Murder Most Fowl observation from named pieces."""
 
@@ -42,6 +46,8 @@ class FowlObserver(Observer):
         self._seats = [np.array([(p + i) % n for i in range(n)]) for p in range(n)]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
+        self._murder = options.num_birds + Wile.MURDER
+        self._murder_scale = 1.0 / max(1, options.murder_wiles)
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -95,6 +101,24 @@ class FowlObserver(Observer):
             Piece("escalation", 1, "1 once Escalation has happened (murders always succeed)"),
             Piece("scores", n, "each relative seat's best route score now / (2 * max_value)"),
             Piece("deck_size", 1, "cards left in the deck / full deck"),
+            Piece(
+                "murder_checks",
+                n,
+                "[relative seat] 1 if a Murder I played on that seat now would succeed (0 for myself "
+                "and for players out); derived from the public scores and Escalation",
+            ),
+            Piece(
+                "murder_threats",
+                n,
+                "[relative seat] 1 if a Murder that seat played on me now would succeed (0 for myself "
+                "and for players out); derived like murder_checks",
+            ),
+            Piece(
+                "murder_whereabouts",
+                len(MURDER_PLACES),
+                "Murder cards / murder_wiles known to be: in my hand, on top of a pile, lower in a "
+                "pile, seen in another hand; and not seen (in the deck or an unseen hand card)",
+            ),
         ]
 
     def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
@@ -129,3 +153,18 @@ class FowlObserver(Observer):
         parts.wiles_in_grids[:] = [count > 0 for count in game.wiles_in_grids]
         parts.escalation[0] = game.escalated
         parts.deck_size[0] = len(game.deck) * self._deck_scale
+        if game.alive[player]:
+            checks, threats = parts.murder_checks, parts.murder_threats
+            for i in range(1, n):
+                seat = seats[i]
+                if game.alive[seat]:
+                    checks[i] = game.murder_succeeds(player, seat)
+                    threats[i] = game.murder_succeeds(seat, player)
+        murder = self._murder
+        mine = game.hands[player].count(murder)
+        on_top = sum(1 for pile in game.piles if pile and pile[-1] == murder)
+        lower = int(game.pile_counts[:, murder].sum()) - on_top
+        seen = sum(game.known[s].count(murder) for s in range(n) if s != player)
+        unseen = game.options.murder_wiles - mine - on_top - lower - seen
+        parts.murder_whereabouts[:] = (mine, on_top, lower, seen, unseen)
+        parts.murder_whereabouts *= self._murder_scale

@@ -548,6 +548,41 @@ def test_observation_pieces_follow_the_table():
     assert other["hand_sizes"].tolist() == [0.5, 0.5]
 
 
+def test_murder_pieces_say_whose_murder_would_succeed_and_where_the_murder_is():
+    env = table(
+        n=3,
+        hands=[["B9", "G9"], ["[M]", "P2"], ["R1", "R2"]],
+        grids=[["B1 G2 R3 B4"], picture(["P1 T2 T3 P4 G5 R6 T7 P8"], 4, 0), ["R5"]],
+        deck_top=["G8", "T9"],
+    )
+    a = Acts(env)
+    obs = FowlObserver(env.options)
+    assert [env.game.score(p) for p in range(3)] == [4, 8, 0] and not env.game.escalated
+    view = obs.decode(env.observe("player_0")["observation"])
+    # relative seats of player_0: 0 = me, 1 = player_1 (leads me by 4), 2 = player_2 (trails by 4)
+    assert view["murder_checks"].tolist() == [0, 1, 0]
+    assert view["murder_threats"].tolist() == [0, 0, 1]
+    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 0, 1]  # not seen: it is in player_1's hand
+    holder = obs.decode(env.observe("player_1")["observation"])
+    assert holder["murder_whereabouts"].tolist() == [1, 0, 0, 0, 0]
+    assert holder["murder_checks"].tolist() == [0, 0, 0] and holder["murder_threats"].tolist() == [0, 1, 1]
+    # player_0 lays G9 where it joins no route; player_1 tries to murder player_0 and is caught
+    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("G9"), a.own(3, 4)])
+    apply_script(env, [a.deck, a.deck, a.discard("P2"), a.play("[M]"), a.murder(2)])
+    assert env.game.caught[1] and env.agent_selection == "player_2"
+    view = obs.decode(env.observe("player_0")["observation"])
+    assert view["murder_whereabouts"].tolist() == [0, 1, 0, 0, 0]  # on top of player_1's pile
+    assert view["murder_checks"].tolist() == [0, 0, 0] and view["murder_threats"].tolist() == [0, 0, 1]
+    apply_script(env, [a.pile(2)])  # player_2 takes it in front of everyone
+    view = obs.decode(env.observe("player_0")["observation"])
+    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 1, 0]
+    # on a pile under another card; and after Escalation every murder check succeeds
+    env = table(piles=[["[M]", "B7"], []], grids=[["B1 [D]"], ["G1 [B] [S]"]])
+    view = FowlObserver(env.options).decode(env.observe("player_0")["observation"])
+    assert view["murder_whereabouts"].tolist() == [0, 0, 1, 0, 0]
+    assert view["murder_checks"].tolist() == [0, 1] and view["murder_threats"].tolist() == [0, 1]
+
+
 def test_render_draws_every_grid():
     env = envs.make(NAME, num_players=2, render_mode="ansi")
     env.reset(seed=0)
