@@ -84,6 +84,11 @@ class TrainConfig:
     max_decisions: Annotated[
         int | None, "cut an episode off after this many learner decisions, as truncated (null: never)"
     ] = None
+    shaping: Annotated[
+        float,
+        "weight of potential-based reward shaping from the game's public Game.potential (the "
+        "learner's lead), with ppo.gamma so the best policy is unchanged (0: none)",
+    ] = 0.0
     seed: Annotated[int, "seeds the learner, the environments and the opponents"] = 0
     total_timesteps: Annotated[
         int, "learner decisions to train for, in all (a resumed run counts from 0)"
@@ -138,6 +143,12 @@ class TrainConfig:
                 "they may change only the rewards"
             )
         _positive("total_timesteps", self.total_timesteps, allow_zero=False)
+        _positive("shaping", self.shaping)
+        if self.shaping and not aec.unwrapped.has_potential():
+            raise ConfigError(
+                f"shaping: {self.game} defines no potential to shape with; use 0, or one of "
+                f"{games_with_potential()}"
+            )
         if self.max_decisions is not None:
             _positive("max_decisions", self.max_decisions, allow_zero=False)
         _positive("n_envs", self.n_envs, allow_zero=False)
@@ -175,6 +186,11 @@ class TrainConfig:
             )
         _positive("opponents.snapshot_every", opp.snapshot_every, allow_zero=False)
         _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
+
+
+def games_with_potential() -> list[str]:
+    """Registered games whose Game defines a potential, so that `shaping` can be used."""
+    return [name for name in envs.ENV_NAMES if envs.make(name).unwrapped.has_potential()]
 
 
 def _positive(name: str, value: Any, allow_zero: bool = True) -> None:

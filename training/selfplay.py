@@ -18,6 +18,12 @@ game until the cap would otherwise learn to. `decision_cost` is subtracted from 
 reward: a small one makes stalling (in a game whose rules allow a turn to go on and on) cost more
 the longer it lasts. `max_decisions` cuts an episode off (truncated, paying `truncation_reward`)
 once the learner has made that many decisions in it.
+
+`shaping` (0: off) adds potential-based shaping, `shaping * (gamma * phi(next) - phi(now))`, to
+each step's reward, where phi is the game's public `Game.potential` of the learner's seat (for
+example its lead in points) and is 0 once the episode is over. With `gamma` equal to the learner's
+discount this changes no policy's ranking (Ng, Harada and Russell, 1999); it only tells the learner
+sooner which moves help. Episode outcomes and `info["episode_return"]` stay the game's own.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 import envs
+from training.config import games_with_potential
 from training.opponents import OpponentPool
 
 #: Largest seed handed to the AEC env per episode.
@@ -56,6 +63,8 @@ class SelfPlayEnv(gym.Env):
         truncation_reward: float | None = None,
         decision_cost: float = 0.0,
         max_decisions: int | None = None,
+        shaping: float = 0.0,
+        gamma: float = 1.0,
     ) -> None:
         if illegal_action not in ("lose", "raise"):
             raise ValueError(f"illegal_action must be 'lose' or 'raise'; got {illegal_action!r}")
@@ -68,6 +77,16 @@ class SelfPlayEnv(gym.Env):
         self._warned_illegal = False
         self.game = game
         self.aec = envs.make(game, render_mode=render_mode, **(env_options or {}))
+        self.shaping = float(shaping)
+        self.gamma = float(gamma)
+        if self.shaping < 0:
+            raise ValueError(f"shaping must be >= 0 (0: off); got {shaping!r}")
+        if self.shaping and not self.aec.unwrapped.has_potential():
+            raise ValueError(
+                f"shaping needs a game with a potential (Game.potential); {game} defines none. "
+                f"Games that do: {games_with_potential()}"
+            )
+        self._potential = 0.0
         self.render_mode = render_mode
         self.agents = list(self.aec.possible_agents)
         if learner_seat != "random" and learner_seat not in range(len(self.agents)):
@@ -110,6 +129,7 @@ class SelfPlayEnv(gym.Env):
             self._decisions = 0
             self._play_opponents()
             if not self._over():
+                self._potential = self._phi()
                 return self._observe(), {"learner_seat": self._seat, "opponents": list(self._labels)}
         raise RuntimeError(
             f"{_MAX_EMPTY_GAMES} games of {self.game} in a row ended before the learner's turn"
@@ -130,6 +150,10 @@ class SelfPlayEnv(gym.Env):
         if self.max_decisions is not None and self._decisions >= self.max_decisions and not self._over():
             self._cut = True
         reward = self._return - before
+        if self.shaping:
+            potential = 0.0 if self._over() else self._phi()
+            reward += self.shaping * (self.gamma * potential - self._potential)
+            self._potential = potential
         observation = self._observe()
         terminated = truncated = False
         info: dict[str, Any] = {"learner_seat": self._seat}
@@ -181,6 +205,9 @@ class SelfPlayEnv(gym.Env):
             or self.aec.terminations[self._learner]
             or self.aec.truncations[self._learner]
         )
+
+    def _phi(self) -> float:
+        return self.aec.unwrapped.game.potential(self._seat) if self.shaping else 0.0
 
     def _is_legal(self, action: Any) -> bool:
         if isinstance(action, np.ndarray) and action.shape == ():

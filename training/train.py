@@ -70,6 +70,8 @@ def make_vec_env(config: TrainConfig):
         learner_seat=config.learner_seat,
         truncation_reward=config.truncation_reward,
         decision_cost=config.decision_cost,
+        shaping=config.shaping,
+        gamma=config.ppo.gamma,
         max_decisions=config.max_decisions,
         snapshot_window=config.opponents.snapshot_window,
         network={"net_arch": config.ppo.net_arch, "activation": config.ppo.activation},

@@ -196,6 +196,10 @@ class CardGameEnv(AECEnv):
         # Future chance events are hidden too: give them fresh randomness as well.
         game.rng = self._np_random = np.random.default_rng(future_seed)
 
+    def has_potential(self) -> bool:
+        """True if this game defines `Game.potential` (training's reward shaping reads it)."""
+        return self.game_cls.potential is not Game.potential
+
     def action_name(self, action: int) -> str:
         """Human-readable name of `action` in the current state."""
         game = self._require_game("action_name")

@@ -96,6 +96,14 @@ class Game(abc.ABC):
         """True once the game ended or was truncated."""
         return self.terminal or self.truncated
 
+    def potential(self, player: int) -> float | None:
+        """How well `player` stands, in [-1, 1], from public facts only; None if the game defines none.
+
+        Training may shape rewards with it (potential-based shaping leaves the best policy as it
+        is); the game's own rewards never use it.
+        """
+        return None
+
     def legal_actions(self) -> list[int]:
         """Legal action ids of `current_player`."""
         return np.flatnonzero(self.legal_mask()).tolist()

@@ -625,6 +625,12 @@ class FowlGame(Game):
             self.caught[me] = True
             self.log.append(f"player_{me} tries to murder player_{victim} and is caught")
 
+    def potential(self, player: int) -> float:
+        """The player's lead: their score minus the best other living score, / max_score (public)."""
+        others = [self.score(q) for q in range(self.num_players) if q != player and self.alive[q]]
+        lead = self.score(player) - max(others, default=0)
+        return max(-1.0, min(1.0, lead / self.options.max_score))
+
     def returns(self) -> list[float]:
         """Win rewards: the best score among players still playing wins, ties share."""
         living = [p for p in range(self.num_players) if self.alive[p]]

@@ -583,6 +583,21 @@ def test_murder_pieces_say_whose_murder_would_succeed_and_where_the_murder_is():
     assert view["murder_checks"].tolist() == [0, 1] and view["murder_threats"].tolist() == [0, 1]
 
 
+def test_potential_is_the_lead_over_the_best_other_living_player():
+    env = table(
+        n=3,
+        hands=[["[M]", "B9"], ["G7", "[B]"], ["R1", "R2"]],
+        grids=[["B1 G2 R3 B4"], picture(["P1 T2 T3 P4 G5 R6 T7 P8"], 4, 0), []],
+        deck_top=["G8", "T9"],
+    )
+    g, a = env.game, Acts(env)
+    assert [g.potential(p) for p in range(3)] == pytest.approx([-4 / 20, 4 / 20, -8 / 20])
+    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]"), a.murder(1)])
+    assert g.murdered[1]  # player_1 no longer counts against the others
+    assert g.potential(0) == pytest.approx(4 / 20) and g.potential(2) == pytest.approx(-4 / 20)
+    assert env.unwrapped.has_potential() and not envs.make("chicken_v0").unwrapped.has_potential()
+
+
 def test_render_draws_every_grid():
     env = envs.make(NAME, num_players=2, render_mode="ansi")
     env.reset(seed=0)

@@ -69,6 +69,8 @@ def test_unknown_nested_key_names_its_section():
         ({"opponents": {"random": -1}}, "weights must be >= 0"),
         ({"reward_options": {"num_players": 3}}, "change the observation or action space"),
         ({"reward_options": {"reward_mode": "fun"}}, "reward_options: reward_mode must be"),
+        ({"shaping": -0.5, "game": "murder_most_fowl_v0"}, "shaping must be >= 0"),
+        ({"shaping": 1.0}, r"chicken_v0 defines no potential.*\['murder_most_fowl_v0'\]"),
     ],
 )
 def test_bad_values_are_named(data, message):

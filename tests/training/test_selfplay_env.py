@@ -204,3 +204,41 @@ def test_max_decisions_cuts_the_episode_off_as_truncated(scripted):
     assert not env.action_masks().any()
     env.reset(seed=1)  # a new episode starts cleanly
     assert env.action_masks().any()
+
+
+def test_shaping_adds_the_discounted_change_of_the_learners_potential():
+    def episode(shaping, seed):
+        env = SelfPlayEnv(
+            "murder_most_fowl_v0", opponents={"random": 1.0}, learner_seat=1, shaping=shaping, gamma=0.9
+        )
+        env.reset(seed=seed)
+        chooser = np.random.default_rng(seed)
+        steps, done = [], False
+        while not done:
+            before = env.aec.game.potential(1)
+            action = int(chooser.choice(np.flatnonzero(env.action_masks())))
+            _, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            after = 0.0 if done else env.aec.game.potential(1)
+            steps.append((reward, before, after))
+        return steps, info
+
+    moved = 0
+    for seed in range(12):
+        shaped, shaped_info = episode(0.5, seed)
+        plain, plain_info = episode(0.0, seed)
+        assert len(shaped) == len(plain)  # the same game: shaping changes rewards only
+        for (reward, before, after), (game_reward, _, _) in zip(shaped, plain):
+            assert reward == pytest.approx(game_reward + 0.5 * (0.9 * after - before))
+            moved += after != before
+        # outcomes and episode returns stay the game's own
+        assert shaped_info["episode_return"] == plain_info["episode_return"]
+        assert shaped_info["outcome"] == plain_info["outcome"]
+    assert moved >= 3, moved  # routes were scored or broken along the way
+
+
+def test_shaping_needs_a_game_with_a_potential():
+    with pytest.raises(ValueError, match=r"chicken_v0 defines none.*murder_most_fowl_v0"):
+        SelfPlayEnv("chicken_v0", shaping=1.0)
+    with pytest.raises(ValueError, match="shaping must be >= 0"):
+        SelfPlayEnv("murder_most_fowl_v0", shaping=-1.0)
