@@ -19,6 +19,7 @@ import envs
 #: Opponent kinds of the self-play pool, in the order the weights are listed.
 OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")
 ACTIVATIONS = ("tanh", "relu")
+LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("subproc", "dummy")
 START_METHODS = ("forkserver", "spawn", "fork")
 
@@ -32,6 +33,10 @@ class PPOConfig:
     """MaskablePPO hyperparameters (names as in stable-baselines3)."""
 
     learning_rate: Annotated[float, "Adam step size"] = 3e-4
+    lr_schedule: Annotated[
+        str,
+        f"one of {list(LR_SCHEDULES)}: keep learning_rate, or decay it linearly to 0 at total_timesteps",
+    ] = "constant"
     n_steps: Annotated[int, "steps collected per environment between updates"] = 512
     batch_size: Annotated[int, "minibatch size of an update"] = 256
     n_epochs: Annotated[int, "passes over each rollout"] = 4
@@ -172,6 +177,7 @@ class TrainConfig:
         if not ppo.net_arch or any(size < 1 for size in ppo.net_arch):
             raise ConfigError(f"ppo.net_arch must list positive layer sizes; got {ppo.net_arch!r}")
         _choice("ppo.activation", ppo.activation, ACTIVATIONS)
+        _choice("ppo.lr_schedule", ppo.lr_schedule, LR_SCHEDULES)
         if not 0 < ppo.gamma <= 1 or not 0 <= ppo.gae_lambda <= 1:
             raise ConfigError(
                 f"ppo.gamma must be in (0, 1] and gae_lambda in [0, 1]; got {ppo.gamma}, {ppo.gae_lambda}"

@@ -85,14 +85,17 @@ def make_vec_env(config: TrainConfig):
 def make_model(config: TrainConfig, vec_env):
     """A fresh MaskablePPO learner for the config."""
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.utils import LinearSchedule
 
     from training.policy import policy_kwargs
 
     ppo = config.ppo
+    # SB3 calls a schedule with the fraction of total_timesteps still to go (1 -> 0).
+    rate = LinearSchedule(ppo.learning_rate, 0.0, 1.0) if ppo.lr_schedule == "linear" else ppo.learning_rate
     return MaskablePPO(
         "MlpPolicy",
         vec_env,
-        learning_rate=ppo.learning_rate,
+        learning_rate=rate,
         n_steps=ppo.n_steps,
         batch_size=ppo.batch_size,
         n_epochs=ppo.n_epochs,

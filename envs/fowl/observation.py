@@ -160,11 +160,16 @@ class FowlObserver(Observer):
                 if game.alive[seat]:
                     checks[i] = game.murder_succeeds(player, seat)
                     threats[i] = game.murder_succeeds(seat, player)
-        murder = self._murder
+        murder, scale, where = self._murder, self._murder_scale, parts.murder_whereabouts
         mine = game.hands[player].count(murder)
-        on_top = sum(1 for pile in game.piles if pile and pile[-1] == murder)
-        lower = int(game.pile_counts[:, murder].sum()) - on_top
-        seen = sum(game.known[s].count(murder) for s in range(n) if s != player)
-        unseen = game.options.murder_wiles - mine - on_top - lower - seen
-        parts.murder_whereabouts[:] = (mine, on_top, lower, seen, unseen)
-        parts.murder_whereabouts *= self._murder_scale
+        on_top = lower = seen = 0
+        for seat in range(n):
+            pile = game.piles[seat]
+            if pile and (copies := pile.count(murder)):
+                top = pile[-1] == murder
+                on_top += top
+                lower += copies - top
+            if seat != player:
+                seen += game.known[seat].count(murder)
+        where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
+        where[4] = (game.options.murder_wiles - mine - on_top - lower - seen) * scale

@@ -65,6 +65,7 @@ def test_unknown_nested_key_names_its_section():
         ({"vec_env": "ray"}, r"vec_env must be one of \['subproc', 'dummy'\]"),
         ({"total_timesteps": 0}, "total_timesteps must be > 0"),
         ({"ppo": {"activation": "gelu"}}, "ppo.activation must be one of"),
+        ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of \['constant', 'linear'\]"),
         ({"opponents": {"random": 0, "baseline": 0, "latest": 0, "snapshot": 1}}, "snapshots do not exist"),
         ({"opponents": {"random": -1}}, "weights must be >= 0"),
         ({"reward_options": {"num_players": 3}}, "change the observation or action space"),
