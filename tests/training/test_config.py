@@ -122,3 +122,24 @@ def test_reward_options_shape_training_only():
     finally:
         vec.close()
     assert config.env_options == {} and config.training_options() == {"reward_mode": "score"}
+
+
+@pytest.mark.parametrize(("schedule", "halfway"), [("constant", 1e-3), ("linear", 5e-4)])
+def test_lr_schedule_reaches_the_learner(schedule, halfway):
+    from training.train import make_model, make_vec_env
+
+    config = from_dict(
+        {
+            "vec_env": "dummy",
+            "n_envs": 1,
+            "ppo": {"lr_schedule": schedule, "learning_rate": 1e-3, "n_steps": 64, "batch_size": 64},
+        }
+    )
+    vec_env = make_vec_env(config)
+    try:
+        model = make_model(config, vec_env)
+        # SB3 asks the schedule with the fraction of training still to go
+        assert model.lr_schedule(1.0) == pytest.approx(1e-3)
+        assert model.lr_schedule(0.5) == pytest.approx(halfway)
+    finally:
+        vec_env.close()
