@@ -91,7 +91,7 @@ class TrainConfig:
     ] = None
     shaping: Annotated[
         float,
-        "weight of potential-based reward shaping from the game's public Game.potential (the "
+        "weight of potential-based reward shaping from the game's public Game.potential (e.g. the "
         "learner's lead), with ppo.gamma so the best policy is unchanged (0: none)",
     ] = 0.0
     seed: Annotated[int, "seeds the learner, the environments and the opponents"] = 0
