@@ -373,13 +373,18 @@ def test_swap_puts_the_wile_in_their_grid_and_their_bird_in_mine():
 
 
 # ----- murder ---------------------------------------------------------------------------------------------
-def test_murder_succeeds_by_a_four_point_margin_and_records_the_victims_types():
-    env = table(
+def margin_table():
+    """Three players; player_0 (score 4) holds the Murder, player_1 (score 8) leads by exactly the margin."""
+    return table(
         n=3,
         hands=[["[M]", "B9"], ["G7", "[B]"], ["R1", "R2"]],
         grids=[["B1 G2 R3 B4"], picture(["P1 T2 T3 P4 G5 R6 T7 P8"], 4, 0), []],
         deck_top=["G8", "T9"],
     )
+
+
+def test_murder_succeeds_by_a_four_point_margin_and_records_the_victims_types():
+    env = margin_table()
     a = Acts(env)
     assert (env.game.score(0), env.game.score(1)) == (4, 8)  # exactly the margin
     apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]")])
@@ -584,12 +589,7 @@ def test_murder_pieces_say_whose_murder_would_succeed_and_where_the_murder_is():
 
 
 def test_potential_is_the_lead_over_the_best_other_living_player():
-    env = table(
-        n=3,
-        hands=[["[M]", "B9"], ["G7", "[B]"], ["R1", "R2"]],
-        grids=[["B1 G2 R3 B4"], picture(["P1 T2 T3 P4 G5 R6 T7 P8"], 4, 0), []],
-        deck_top=["G8", "T9"],
-    )
+    env = margin_table()
     g, a = env.game, Acts(env)
     assert [g.potential(p) for p in range(3)] == pytest.approx([-4 / 20, 4 / 20, -8 / 20])
     apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]"), a.murder(1)])
