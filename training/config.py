@@ -148,12 +148,7 @@ class TrainConfig:
                 "they may change only the rewards"
             )
         _positive("total_timesteps", self.total_timesteps, allow_zero=False)
-        _positive("shaping", self.shaping)
-        if self.shaping and not aec.unwrapped.has_potential():
-            raise ConfigError(
-                f"shaping: {self.game} defines no potential to shape with; use 0, or one of "
-                f"{games_with_potential()}"
-            )
+        check_shaping(self.shaping, aec)
         if self.max_decisions is not None:
             _positive("max_decisions", self.max_decisions, allow_zero=False)
         _positive("n_envs", self.n_envs, allow_zero=False)
@@ -194,9 +189,15 @@ class TrainConfig:
         _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
 
 
-def games_with_potential() -> list[str]:
-    """Registered games whose Game defines a potential, so that `shaping` can be used."""
-    return [name for name in envs.ENV_NAMES if envs.make(name).unwrapped.has_potential()]
+def check_shaping(shaping: float, aec) -> None:
+    """Raise ConfigError unless `shaping` is >= 0 and, when above 0, the AEC env's game has a potential."""
+    _positive("shaping", shaping)
+    if shaping and not aec.unwrapped.has_potential():
+        games = [name for name in envs.ENV_NAMES if envs.make(name).unwrapped.has_potential()]
+        raise ConfigError(
+            f"shaping: {aec.metadata['name']} defines no potential (Game.potential) to shape with; "
+            f"use 0, or one of {games}"
+        )
 
 
 def _positive(name: str, value: Any, allow_zero: bool = True) -> None:

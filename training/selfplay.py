@@ -35,7 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 import envs
-from training.config import games_with_potential
+from training.config import check_shaping
 from training.opponents import OpponentPool
 
 #: Largest seed handed to the AEC env per episode.
@@ -79,13 +79,7 @@ class SelfPlayEnv(gym.Env):
         self.aec = envs.make(game, render_mode=render_mode, **(env_options or {}))
         self.shaping = float(shaping)
         self.gamma = float(gamma)
-        if self.shaping < 0:
-            raise ValueError(f"shaping must be >= 0 (0: off); got {shaping!r}")
-        if self.shaping and not self.aec.unwrapped.has_potential():
-            raise ValueError(
-                f"shaping needs a game with a potential (Game.potential); {game} defines none. "
-                f"Games that do: {games_with_potential()}"
-            )
+        check_shaping(self.shaping, self.aec)
         self._potential = 0.0
         self.render_mode = render_mode
         self.agents = list(self.aec.possible_agents)

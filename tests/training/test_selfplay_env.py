@@ -238,7 +238,7 @@ def test_shaping_adds_the_discounted_change_of_the_learners_potential():
 
 
 def test_shaping_needs_a_game_with_a_potential():
-    with pytest.raises(ValueError, match=r"chicken_v0 defines none.*murder_most_fowl_v0"):
+    with pytest.raises(ValueError, match=r"chicken_v0 defines no potential.*\['murder_most_fowl_v0'\]"):
         SelfPlayEnv("chicken_v0", shaping=1.0)
     with pytest.raises(ValueError, match="shaping must be >= 0"):
         SelfPlayEnv("murder_most_fowl_v0", shaping=-1.0)
