@@ -59,6 +59,23 @@ class Decision(IntEnum):
     DISCARD = 10  # discard down to the hand limit at the end of the turn
 
 
+class Event(IntEnum):
+    """Kinds of entry in `MurrayGame.events`, the history of card moves `resample_hidden` replays.
+
+    Every entry is a tuple starting with its kind; cards are `Card` ints, seats absolute.
+    """
+
+    TURN = 0  # (TURN, p): p's turn begins
+    DRAW = 1  # (DRAW, p, card): p draws a card face down
+    REVEAL = 2  # (REVEAL, card): a card is drawn face up (to the pond, or a Murray)
+    RESHUFFLE = 3  # (RESHUFFLE, pile): the discard pile (counts by type) becomes the deck
+    OUT = 4  # (OUT, p, card): a card leaves p's hand face up (swarm, discard pile, pond)
+    IN = 5  # (IN, p, card): a face-up card enters p's hand (from the pond or a swarm)
+    TAKE = 6  # (TAKE, p, victim, card, hornet): a card moves from victim's hand to p's, shown
+    PASS = 7  # (PASS, p, card): p passes a card face down to the left
+    LOOK = 8  # (LOOK, p, target, hand): p looks at target's whole hand (counts by type)
+
+
 NUM_INSECTS = 12
 #: Card types a hand can hold: the insects and the Hawk (Murray is played the moment it is drawn).
 HAND_KINDS = 13
@@ -138,11 +155,16 @@ class MurrayOptions:
         check_int("perfect_swarm_points", self.perfect_swarm_points, 0)
         check_int("max_turns", self.max_turns, 1)
         check_reward_mode(self.reward_mode)
-        needed = self.num_players * self.hand_size + self.pond_size
+        # The first player's opening draw must come from the deck as dealt: with fewer insects left
+        # the reshuffle brings the Hawk in at once and the game can end before anyone decides.
+        dealt = self.num_players * self.hand_size + self.pond_size
+        needed = dealt + self.first_draw_count
         if sum(self.counts) < needed:
             raise ValueError(
                 f"insect_counts hold {sum(self.counts)} insects; dealing {self.num_players} hands of "
-                f"{self.hand_size} and a pond of {self.pond_size} needs at least {needed}"
+                f"{self.hand_size} and a pond of {self.pond_size}, then player_0's first draw of "
+                f"{self.first_draw_count} (first_draw_count) from the deck needs at least {needed}: "
+                "add insects or lower hand_size, pond_size or first_draw_count"
             )
 
     @property
@@ -251,6 +273,10 @@ _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
 _TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
 _FLY_IDS = tuple(sorted(int(c) for c in FLIES))
+_MURRAY = int(Card.MURRAY)
+_EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK = (
+    int(e) for e in Event
+)
 
 #: Per value: its insect types and (create-block index, needs) of every combination of that value.
 _COMBOS_BY_VALUE = tuple(
@@ -282,10 +308,7 @@ class MurrayGame(Game):
         self.hawk_in = False  # True once the reshuffle has brought the Hawk into the deck
         self.swarms: list[list[list[int]]] = [[] for _ in range(n)]
         self.tadpoles = [0] * n
-        self.hawk_seen = [False] * n  # has held the Hawk since it was shuffled in
-        self.last_passed = [-1] * n
-        self.last_received = [-1] * n
-        self.seen = [[None] * n for _ in range(n)]  # seen[p][q]: q's hand after p's last Hornet look
+        self._init_knowledge(hawk_holder=-1)
         self.player = 0
         self.turn = 1
         self.decision_kind = Decision.TURN
@@ -303,7 +326,30 @@ class MurrayGame(Game):
         self.log: list[str] = []
         self._terminal = False
         self._truncated = False
+        self.events.append((_EV_TURN, 0))
         self._run()
+
+    def _init_knowledge(self, hawk_holder: int) -> None:
+        """Fresh bookkeeping of who knows what, and the history start `resample_hidden` replays from."""
+        n = self.num_players
+        self.hawk_seen = [q == hawk_holder for q in range(n)]  # has held the Hawk since it was shuffled in
+        self.last_passed = [-1] * n
+        self.last_received = [-1] * n
+        self.seen: list[list[list[int] | None]] = [
+            [None] * n for _ in range(n)
+        ]  # q's hand after p's last Hornet look
+        # shown[p]: cards the table saw go into p's hand (pond, swarm, a Deer Fly or Hornet take) and
+        # has not seen leave it. A face-down pass may have carried one of them on unseen.
+        self.shown = [[0] * HAND_KINDS for _ in range(n)]
+        # hawk_draws[p]: face-down draws by the others that could have brought the Hawk out of the
+        # deck without p knowing: since the reshuffle, since p's last turn or card received, and
+        # since a turn player (who would hold an out Hawk) was seen holding a single card.
+        self.hawk_draws = [0] * n
+        self.passed = False  # the turn player has passed this turn (the Hawk, if out, went left)
+        # The table as it stood when this history began (hands, deck, a Hawk in view in a hand),
+        # and every card move since: the other worlds a player cannot tell apart replay these.
+        self.start = (tuple(tuple(h) for h in self.hands), tuple(self.deck), hawk_holder)
+        self.events: list[tuple] = []
 
     def _bind_layout(self, options: MurrayOptions) -> None:
         self.layout = layout = action_layout(options)
@@ -363,10 +409,9 @@ class MurrayGame(Game):
             self.discard[card] += 1
         self.tadpoles = list(tadpoles) if tadpoles else [0] * n
         self.hawk_in = hawk_in
-        self.hawk_seen = [hawk_in and h[Card.HAWK] > 0 for h in self.hands]
-        self.last_passed = [-1] * n
-        self.last_received = [-1] * n
-        self.seen = [[None] * n for _ in range(n)]
+        holders = [q for q in range(n) if self.hands[q][Card.HAWK]]
+        # A Hawk laid in a hand is in everyone's view: the table starts knowing where it is.
+        self._init_knowledge(hawk_holder=holders[0] if holders and hawk_in else -1)
         self.player = player
         self.turn = 1
         self.decision_kind = Decision.TURN
@@ -377,6 +422,7 @@ class MurrayGame(Game):
         self.end_reason = ""
         self.log = []
         self._terminal = self._truncated = False
+        self.events.append((_EV_TURN, player))
         self._run()
 
     # ----- chance: drawing, the pond, Murray --------------------------------------------------------
@@ -387,6 +433,7 @@ class MurrayGame(Game):
                 self._finish("no card left to draw")
                 return -1
             pile = [t for t, c in enumerate(self.discard) for _ in range(c)]
+            self.events.append((_EV_RESHUFFLE, tuple(self.discard)))
             self.deck = shuffled(pile, self.rng)
             self.discard = [0] * PILE_KINDS
             self.hawk_in = True
@@ -402,6 +449,53 @@ class MurrayGame(Game):
     def _from_hand(self, player: int, card: int) -> None:
         self.hands[player][card] -= 1
         self.hand_sizes[player] -= 1
+
+    # Every card move into or out of a hand goes through one of these, which record it in `events`.
+    def _draw_face_down(self, player: int, card: int) -> None:
+        self._to_hand(player, card)
+        self.events.append((_EV_DRAW, player, card))
+        if self.hawk_in and self.start[2] < 0:  # the Hawk may be in the deck: this draw may be it
+            for q in range(self.num_players):
+                if q != player:
+                    self.hawk_draws[q] += 1
+
+    def _reveal(self, card: int) -> None:
+        self.events.append((_EV_REVEAL, card))
+
+    def _play_from_hand(self, player: int, card: int) -> None:
+        self._from_hand(player, card)
+        self.events.append((_EV_OUT, player, card))
+        if self.shown[player][card]:
+            self.shown[player][card] -= 1
+        if not self.passed and self.hand_sizes[player] == 1:
+            self._hawk_not_out()
+
+    def _hawk_not_out(self) -> None:
+        """The turn player holds a single card, so not the Hawk: everyone knows it is still in the deck."""
+        self.hawk_draws = [0] * self.num_players
+
+    def _take_into_hand(self, player: int, card: int) -> None:
+        self._to_hand(player, card)
+        self.events.append((_EV_IN, player, card))
+        self.shown[player][card] += 1
+
+    def _take_from(self, player: int, victim: int, card: int, hornet: bool) -> None:
+        self._from_hand(victim, card)
+        self._to_hand(player, card)
+        self.events.append((_EV_TAKE, player, victim, card, hornet))
+        if self.shown[victim][card]:
+            self.shown[victim][card] -= 1
+        self.shown[player][card] += 1
+
+    def _pass_left(self, player: int, card: int) -> None:
+        left = (player + 1) % self.num_players
+        self._from_hand(player, card)
+        self._to_hand(left, card)
+        self.events.append((_EV_PASS, player, card))
+        self.last_passed[player] = card
+        self.last_received[left] = card
+        self.hawk_draws[left] = 0  # an out Hawk would have come to `left` with this pass
+        self.passed = True
 
     def _has_swarm(self) -> bool:
         return any(self.swarms)
@@ -423,6 +517,7 @@ class MurrayGame(Game):
                 card = self._draw()
                 if card < 0:
                     return
+                self._reveal(card)
                 if card == Card.MURRAY:
                     if self._has_swarm():
                         self._ask_murray(resets_pond=False)
@@ -440,6 +535,7 @@ class MurrayGame(Game):
                 if card < 0:
                     return
                 if card == Card.MURRAY:
+                    self._reveal(card)
                     self.murray_this_turn = True
                     if self._has_swarm():
                         self.draws_left -= 1  # a Murray that hits a swarm is not replaced
@@ -448,7 +544,7 @@ class MurrayGame(Game):
                     self.discard[Card.MURRAY] += 1
                     self.log.append("Murray finds no swarm: discarded, another card is drawn")
                     continue
-                self._to_hand(p, card)
+                self._draw_face_down(p, card)
                 self.draws_left -= 1
                 if not self.draws_left:
                     self.may_go_out = not self.murray_this_turn
@@ -475,7 +571,11 @@ class MurrayGame(Game):
             return
         self.decision_kind = Decision.TURN
         self.draws_left = self.options.draw_count
-        self.murray_this_turn = self.may_go_out = self.swapped = self.fly_drawn = False
+        self.murray_this_turn = self.may_go_out = self.swapped = self.fly_drawn = self.passed = False
+        self.events.append((_EV_TURN, self.player))
+        self.hawk_draws[self.player] = 0  # an out Hawk would be in this player's hand now
+        if self.hand_sizes[self.player] == 1:
+            self._hawk_not_out()
         self._run()
 
     # ----- the Game interface -----------------------------------------------------------------------
@@ -564,7 +664,12 @@ class MurrayGame(Game):
         else:
             for t in held:
                 mask[self._pass + t] = 1
-        if size >= 4 and len(self.swarms[p]) < self.options.max_swarms:
+        # Cards this turn may still spend: the last card stays, and a Hawk holder keeps one beside
+        # the Hawk, so that it can always pass the Hawk at the end of the turn (seed: "you must").
+        spare = size - 2 if hand[_HAWK] else size - 1
+        if not spare:
+            return
+        if spare >= 3 and len(self.swarms[p]) < self.options.max_swarms:
             for types, combos in _COMBOS_BY_VALUE:
                 have = 0
                 for t in types:
@@ -611,25 +716,24 @@ class MurrayGame(Game):
         elif kind == Decision.DEER_FLY:
             victim = self._seat_at(action - self._player + 1)
             card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
-            self._from_hand(victim, card)
-            self._to_hand(self.player, card)
-            self.log.append(f"player_{self.player} takes a random card from player_{victim}")
+            self._take_from(self.player, victim, card, hornet=False)
+            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} at random from player_{victim}")
             self.decision_kind = Decision.TURN
         elif kind == Decision.HORNET_PLAYER:
             self.target = self._seat_at(action - self._player + 1)
+            self.events.append((_EV_LOOK, self.player, self.target, tuple(self.hands[self.target])))
             self.log.append(f"player_{self.player} looks at player_{self.target}'s hand")
             self.decision_kind = Decision.HORNET_TAKE
         elif kind == Decision.HORNET_TAKE:
             card = action - self._take
-            self._from_hand(self.target, card)
-            self._to_hand(self.player, card)
+            self._take_from(self.player, self.target, card, hornet=True)
             self.seen[self.player][self.target] = list(self.hands[self.target])
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{self.target}")
             self.target = -1
             self.decision_kind = Decision.TURN
         elif kind == Decision.DRAGONFLY:
             card = self.pond.pop(action - self._pond)
-            self._to_hand(self.player, card)
+            self._take_into_hand(self.player, card)
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from the pond")
             self.decision_kind = Decision.TURN
             self.filling = True
@@ -642,7 +746,7 @@ class MurrayGame(Game):
             self._apply_take(kind, action - self._take)
         else:  # DISCARD
             card = action - self._discard
-            self._from_hand(self.player, card)
+            self._play_from_hand(self.player, card)
             self.discard[card] += 1
             if self.hand_sizes[self.player] <= self.options.hand_limit:
                 self._next_turn()
@@ -652,24 +756,24 @@ class MurrayGame(Game):
         block, i = self.layout.decode(action)
         self.may_go_out = False
         if block == "go_out":
-            self._from_hand(p, Card.HAWK)
+            self._play_from_hand(p, Card.HAWK)
             self.discard[Card.HAWK] += 1
             self._finish(f"player_{p} went out with the Hawk")
         elif block == "create":
             swarm = [0] * NUM_INSECTS
             for t in SWARM_COMBOS[i]:
-                self._from_hand(p, t)
+                self._play_from_hand(p, t)
                 swarm[t] += 1
             self.swarms[p].append(swarm)
             self.log.append(f"player_{p} creates a swarm of {self._names(SWARM_COMBOS[i])}")
         elif block == "add":
             slot, card = divmod(i, NUM_INSECTS)
-            self._from_hand(p, card)
+            self._play_from_hand(p, card)
             self.swarms[p][slot][card] += 1
             self.log.append(f"player_{p} adds a {CARD_NAMES[card]} to swarm {slot}")
         elif block == "ability":
             card = ABILITY_CARDS[i]
-            self._from_hand(p, card)
+            self._play_from_hand(p, card)
             self.discard[card] += 1
             self.log.append(f"player_{p} discards a {CARD_NAMES[card]} to use it")
             if card == Card.DEER_FLY:
@@ -689,14 +793,14 @@ class MurrayGame(Game):
         elif block == "swap":
             card, slot = divmod(i, self.options.pond_size)
             taken = self.pond.pop(slot)
-            self._from_hand(p, card)
-            self._to_hand(p, taken)
+            self._play_from_hand(p, card)
+            self._take_into_hand(p, taken)
             insort(self.pond, card)
             self.swapped = True
             self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")
         elif block == "fly_draw":
             card = COMMON_FLIES[i]
-            self._from_hand(p, card)
+            self._play_from_hand(p, card)
             self.discard[card] += 1
             self.fly_drawn = True
             self.log.append(f"player_{p} discards a {CARD_NAMES[card]} and draws two")
@@ -705,16 +809,14 @@ class MurrayGame(Game):
                 if drawn < 0:
                     return
                 if drawn == Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
+                    self._reveal(drawn)
                     self.discard[Card.MURRAY] += 1
                     self.log.append("a Murray drawn this way is discarded")
                 else:
-                    self._to_hand(p, drawn)
+                    self._draw_face_down(p, drawn)
         elif block == "pass":
             left = (p + 1) % self.num_players
-            self._from_hand(p, i)
-            self._to_hand(left, i)
-            self.last_passed[p] = i
-            self.last_received[left] = i
+            self._pass_left(p, i)
             self.log.append(f"player_{p} passes a card to player_{left}")
             if self.hand_sizes[p] > self.options.hand_limit:
                 self.decision_kind = Decision.DISCARD
@@ -746,7 +848,7 @@ class MurrayGame(Game):
             self.swarms[owner].pop(slot)
         self.chosen = (-1, -1)
         if kind == Decision.FIREFLY_TAKE:
-            self._to_hand(self.player, card)
+            self._take_into_hand(self.player, card)
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{owner}'s swarm")
             self.decision_kind = Decision.TURN
             return
@@ -810,40 +912,32 @@ class MurrayGame(Game):
 
     # ----- hidden information ------------------------------------------------------------------------
     def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Re-deal the deck order and the other hands (sizes kept) from the cards `player` has not seen.
+        """Re-deal everything `player` has not seen: another history of this game it cannot tell apart.
 
-        Kept fixed: `player`'s hand, everything public, Murrays (they are only ever in the deck), the
-        hand `player` is looking at with a Hornet right now, and the Hawk staying in some other hand
-        once `player` knows it left the deck. Individual cards `player` passed or saw earlier are not
-        tracked.
+        Kept: everything public (hand sizes, the pond, the discard pile, swarms, tadpoles, the deck
+        size and its Murrays, the reshuffle, every face-up move into or out of a hand), everything
+        `player` saw (its hand, its draws, what it passed and received, its Hornet looks), every
+        card the table saw go into a hand stays there until seen leaving it, and the Hawk's rules
+        (once drawn it is with the turn player). The other players' hands, memories and draws and
+        the order of the deck are drawn anew; see `envs.murray.posterior`.
         """
-        n = self.num_players
-        fixed = {player}
-        if self.decision_kind == Decision.HORNET_TAKE and self.player == player:
-            fixed.add(self.target)
-        others = [q for q in range(n) if q not in fixed]
-        pool = [c for c in self.deck if c != Card.MURRAY]
-        for q in others:
-            pool.extend(t for t, c in enumerate(self.hands[q]) for _ in range(c))
-        hawk_holder = -1
-        if self.hawk_seen[player] and Card.HAWK in pool:
-            # `player` knows the Hawk left the deck, so it must sit in one of the other hands.
-            pool.remove(Card.HAWK)
-            slots = [q for q in others for _ in range(self.hand_sizes[q])]
-            hawk_holder = slots[int(rng.integers(len(slots)))]
-        pool = shuffled(pool, rng)
-        for q in others:
-            hand = [0] * HAND_KINDS
-            take = self.hand_sizes[q]
-            if q == hawk_holder:
-                hand[Card.HAWK] = 1
-                take -= 1
-            for card in pool[:take]:
-                hand[card] += 1
-            pool = pool[take:]
-            self.hands[q] = hand
-        murrays = self.deck.count(Card.MURRAY)
-        self.deck = shuffled(pool + [Card.MURRAY] * murrays, rng)
+        from envs.murray.posterior import resample  # the replay machinery is only needed here
+
+        if not resample(self, player, rng):
+            raise RuntimeError(
+                f"resample_hidden could not re-deal for player_{player}: no replay of the game's "
+                "events fitted what it saw (please report this game's seed and actions)"
+            )
+
+    def hidden_action(self, viewer: int, action: int) -> bool:
+        """True if `viewer` cannot see which action of its block the current player takes.
+
+        Only a face-down pass between two other players is hidden: the table sees that a card was
+        passed, not which. Every other action id is seen by the whole table.
+        """
+        if self.player == viewer or not self.layout["pass"].start <= action < self.layout["pass"].stop:
+            return False
+        return (self.player + 1) % self.num_players != viewer
 
     def clone(self) -> MurrayGame:
         """An independent copy (faster than a deep copy)."""
@@ -861,11 +955,18 @@ class MurrayGame(Game):
         other.last_passed = list(self.last_passed)
         other.last_received = list(self.last_received)
         other.seen = [[None if h is None else list(h) for h in row] for row in self.seen]
+        other.shown = [list(h) for h in self.shown]
+        other.hawk_draws = list(self.hawk_draws)
+        other.events = list(self.events)
         other.log = list(self.log)
         return other
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything, as plain values (deck order and hidden hands included)."""
+        """The whole present state as plain values (deck order and hidden hands included).
+
+        The history behind it (`start`, `events`) is left out: two games that stand the same way
+        now are the same world, however they got there.
+        """
         return {
             "player": self.player,
             "turn": self.turn,
@@ -882,6 +983,9 @@ class MurrayGame(Game):
             "last_passed": list(self.last_passed),
             "last_received": list(self.last_received),
             "seen": [[None if h is None else list(h) for h in row] for row in self.seen],
+            "shown": [list(h) for h in self.shown],
+            "hawk_draws": list(self.hawk_draws),
+            "passed": self.passed,
             "draws_left": self.draws_left,
             "filling": self.filling,
             "murray_resets_pond": self.murray_resets_pond,
