@@ -1,7 +1,9 @@
-"""What one Murray player sees. Seats are relative: index 0 is the observer, 1 the player to their
-left, and so on clockwise. Other players' hands are read here only as sizes, except the hand the
-observer is looking at with a Hornet right now; what a Hornet look showed is remembered afterwards
-from the observer's own memory (`MurrayGame.seen`), never from the live hand."""
+"""What one Murray player sees, as a vector and as text. Seats are relative: index 0 is the
+observer, 1 the player to their left, and so on clockwise. Other players' hands are read here only
+as sizes, except the hand the observer is looking at with a Hornet right now; what a Hornet look
+showed is remembered afterwards from the observer's own memory (`MurrayGame.seen`), never from the
+live hand, and the cards the table saw go into a hand come from the public record
+(`MurrayGame.shown`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from envs.core import Observer, Piece
 from envs.murray.rules import (
+    CARD_NAMES,
     HAND_KINDS,
     NUM_INSECTS,
     PILE_KINDS,
@@ -18,6 +21,9 @@ from envs.murray.rules import (
     Decision,
     MurrayGame,
     MurrayOptions,
+    card_value_sum,
+    swarm_points,
+    tadpole_points,
 )
 
 
@@ -27,7 +33,14 @@ class HawkStatus:
     DISCARD_PILE = 0  # not shuffled in yet: the game cannot end
     UNSEEN = 1  # shuffled in; I have not held it since (it may still be in the deck)
     IN_MY_HAND = 2
-    LEFT_THE_DECK = 3  # I held it since it was shuffled in, and passed it or lost it
+    LEFT_THE_DECK = 3  # I held it since it was shuffled in and passed it: the turn player has it
+
+    TEXT = (
+        "in the discard pile (the game cannot end yet)",
+        "shuffled into the deck; you have not seen it since",
+        "in your hand",
+        "out of the deck: the player whose turn it is holds it",
+    )
 
 
 def _copies(options: MurrayOptions) -> np.ndarray:
@@ -64,11 +77,13 @@ class MurrayObserver(Observer):
             Piece("discard_pile", PILE_KINDS, "cards of each type in the discard pile (13 = Murray) / copies"),
             Piece("deck_size", 1, "cards left in the deck / cards in the game"),
             Piece("murrays_in_deck", 1, "Murrays left in the deck / Murrays in the game"),
-            Piece("hawk", 4, "one-hot: Hawk in the discard pile, shuffled in and unseen by me, in my hand, left the deck"),
+            Piece("hawk", 4, "one-hot: Hawk in the discard pile, shuffled in and unseen by me, in my hand, left the deck (the turn player holds it)"),
+            Piece("hawk_draws", 1, "Hawk unseen by me: face-down draws by others that could have been it (since my last turn) / cards in the game"),
             Piece("turn_flags", 3, "this turn: pond swap used, common-fly draw used, may go out now"),
             Piece("last_passed", HAND_KINDS, "one-hot type of the card I last passed left"),
             Piece("last_received", HAND_KINDS, "one-hot type of the card I last received from my right"),
             Piece("seen_hands", (n - 1) * HAND_KINDS, "relative seat 1 + i // 13: the hand my Hornet is looking at, else as left after my last look / copies"),
+            Piece("table_seen", n * HAND_KINDS, "relative seat i // 13: cards the table saw go into that hand and not leave it (a face-down pass may have moved one) / copies"),
             Piece("target_player", n, "one-hot relative seat targeted by the Hornet being resolved"),
             Piece("chosen_swarm", n * s, "one-hot swarm picked by the Firefly or Robber Fly being resolved"),
             Piece("robber_left", 1, "flies the Robber Fly being resolved still takes / 2"),
@@ -98,18 +113,11 @@ class MurrayObserver(Observer):
         parts.discard_pile[:] = game.discard
         parts.discard_pile *= self._inv_pile
         parts.deck_size[0] = len(game.deck) * self._inv_total
-        # Murrays live only in the deck or on the pile, so the deck's count is public.
-        in_play = game.decision_kind == Decision.MURRAY  # the Murray awaiting its target
-        left = opts.murray_count - game.discard[Card.MURRAY] - in_play
-        parts.murrays_in_deck[0] = left * self._inv_murrays
-        if not game.hawk_in:
-            parts.hawk[HawkStatus.DISCARD_PILE] = 1.0
-        elif hand[Card.HAWK]:
-            parts.hawk[HawkStatus.IN_MY_HAND] = 1.0
-        elif game.hawk_seen[player]:
-            parts.hawk[HawkStatus.LEFT_THE_DECK] = 1.0
-        else:
-            parts.hawk[HawkStatus.UNSEEN] = 1.0
+        parts.murrays_in_deck[0] = self._murrays_left(game) * self._inv_murrays
+        hawk = self._hawk_status(game, player)
+        parts.hawk[hawk] = 1.0
+        if hawk == HawkStatus.UNSEEN:
+            parts.hawk_draws[0] = game.hawk_draws[player] * self._inv_total
         if game.player == player:
             parts.turn_flags[0] = game.swapped
             parts.turn_flags[1] = game.fly_drawn
@@ -128,6 +136,11 @@ class MurrayObserver(Observer):
                 block = parts.seen_hands[start : start + HAND_KINDS]
                 block[:] = view
                 block *= self._inv_hand
+        shown = parts.table_seen.reshape(n, HAND_KINDS)
+        for rel, seat in enumerate(seats):
+            if any(game.shown[seat]):
+                shown[rel] = game.shown[seat]
+        shown *= self._inv_hand
         if game.target >= 0:
             parts.target_player[(game.target - player) % n] = 1.0
         owner, slot = game.chosen
@@ -135,3 +148,91 @@ class MurrayObserver(Observer):
             parts.chosen_swarm[((owner - player) % n) * s + slot] = 1.0
         parts.robber_left[0] = game.robber_left / 2.0
         parts.turn_progress[0] = min(game.turn / opts.max_turns, 1.0)
+
+    def view(self, game: MurrayGame, player: int) -> str:
+        """The table as `player` sees it, in plain text: nothing another player holds face down."""
+        n = game.num_players
+
+        def names(counts: list[int]) -> str:
+            return (
+                ", ".join(CARD_NAMES[t] + (f" x{c}" if c > 1 else "") for t, c in enumerate(counts) if c)
+                or "-"
+            )
+
+        hawk = self._hawk_status(game, player)
+        lines = [
+            f"Murray the A**hole Frog - player_{player}'s view, turn {game.turn} (cap {game.options.max_turns})",
+            f"  deck: {len(game.deck)} cards, {self._murrays_left(game)} of them Murrays; the Hawk is {HawkStatus.TEXT[hawk]}",
+        ]
+        if hawk == HawkStatus.UNSEEN:
+            lines.append(
+                f"  face-down draws by others since your last turn that could have been the Hawk: {game.hawk_draws[player]}"
+            )
+        lines.append("  pond: " + (", ".join(CARD_NAMES[c] for c in game.pond) or "-"))
+        lines.append("  discard pile: " + names(game.discard))
+        for rel in range(n):
+            q = (player + rel) % n
+            swarms = "; ".join(names(s) for s in game.swarms[q]) or "-"
+            table = sum(swarm_points(s, game.options) + card_value_sum(s) for s in game.swarms[q])
+            table += tadpole_points(game.tadpoles[q])
+            who = f"player_{q}" + (" (you)" if q == player else "")
+            hand = (
+                names(game.hands[q])
+                if q == player
+                else f"{game.hand_sizes[q]} card" + "s" * (game.hand_sizes[q] != 1)
+            )
+            lines.append(f"  {who}: hand {hand}; swarms [{swarms}]; tadpoles {game.tadpoles[q]}; "
+                         f"points on the table {table}")  # fmt: skip
+            if any(game.shown[q]):
+                lines.append(f"    the table saw go into this hand and not leave it: {names(game.shown[q])}")
+            if q != player and game.seen[player][q] is not None:
+                lines.append(f"    your last Hornet look left it holding: {names(game.seen[player][q])}")
+        if game.last_passed[player] >= 0:
+            lines.append(
+                f"  you last passed a {CARD_NAMES[game.last_passed[player]]} to player_{(player + 1) % n}"
+            )
+        if game.last_received[player] >= 0:
+            lines.append(
+                f"  you last received a {CARD_NAMES[game.last_received[player]]} from player_{(player - 1) % n}"
+            )
+        if game.over:
+            lines.append("  game over: " + (game.end_reason or "turn cap reached, truncated"))
+        else:
+            actor = "you" if game.player == player else f"player_{game.player}"
+            lines.append(f"  to act: {actor}, deciding '{game.decision()}'")
+            if game.decision_kind == Decision.HORNET_TAKE and game.player == player:
+                lines.append(
+                    f"    your Hornet shows player_{game.target}'s hand: {names(game.hands[game.target])}"
+                )
+            elif game.target >= 0:
+                lines.append(f"    target: player_{game.target}")
+            if game.chosen[0] >= 0:
+                owner, slot = game.chosen
+                lines.append(f"    chosen: player_{owner}'s swarm {slot} ({names(game.swarms[owner][slot])})")
+            if game.robber_left:
+                lines.append(f"    the Robber Fly still discards {game.robber_left}")
+            if game.player == player and game.decision_kind == Decision.TURN:
+                used = [
+                    what
+                    for what, done in (("pond swap", game.swapped), ("common-fly draw", game.fly_drawn))
+                    if done
+                ]
+                lines.append("    used this turn: " + (", ".join(used) or "-")
+                             + ("; you may go out with the Hawk now" if game.may_go_out and game.hands[player][Card.HAWK] else ""))  # fmt: skip
+        if game.log:
+            lines.append("  last: " + "; ".join(game.log))
+        return "\n".join(lines)
+
+    @staticmethod
+    def _hawk_status(game: MurrayGame, player: int) -> int:
+        if not game.hawk_in:
+            return HawkStatus.DISCARD_PILE
+        if game.hands[player][Card.HAWK]:
+            return HawkStatus.IN_MY_HAND
+        return HawkStatus.LEFT_THE_DECK if game.hawk_seen[player] else HawkStatus.UNSEEN
+
+    @staticmethod
+    def _murrays_left(game: MurrayGame) -> int:
+        """Murrays live only in the deck or on the pile, so the deck's count is public."""
+        in_play = game.decision_kind == Decision.MURRAY  # the Murray awaiting its target
+        return game.options.murray_count - game.discard[Card.MURRAY] - in_play

@@ -107,10 +107,61 @@ def test_the_hawk_must_be_passed_and_a_single_card_passes_nothing():
     assert [a for a in game.legal_actions() if a in game.layout["pass"]] == [action(game, "pass", C.HAWK)]
 
     lone = new_game()
-    lone.set_table(hands=[[C.HAWK], FILLER, FILLER], pond=FILLER, deck=FILLER, hawk_in=True, draws=0)
+    lone.set_table(hands=[[C.MIDGE], FILLER, FILLER], pond=FILLER, deck=FILLER, draws=0)
     assert not any(a in lone.layout["pass"] for a in lone.legal_actions())
     act(lone, "end_turn")
-    assert lone.hands[0][C.HAWK] == 1 and lone.current_player == 1
+    assert lone.hands[0][C.MIDGE] == 1 and lone.current_player == 1
+
+
+def test_a_hawk_holder_may_not_leave_the_hawk_alone_so_it_always_passes_it():
+    # seed: "If you haven't gone out and have the Hawk, you must pass the Hawk."
+    game = new_game()
+    game.set_table(hands=[[C.HAWK, C.MIDGE], FILLER, FILLER], pond=[C.MIDGE, C.MAYFLY, C.HORNET],
+                   deck=FILLER * 3, hawk_in=True, draws=0)  # fmt: skip
+    allowed = {game.layout.decode(a)[0] for a in game.legal_actions()}
+    assert allowed == {"swap", "pass"}  # no fly draw, no ending the turn holding the Hawk
+    act(game, "swap", swap(C.MIDGE, 2))  # size-neutral: allowed
+    act(game, "pass", C.HAWK)
+    assert game.hands[1][C.HAWK] == 1 and game.hand_sizes[0] == 1
+
+    five = new_game()
+    five.set_table(hands=[[C.HAWK, C.MIDGE, C.MIDGE, C.MIDGE, C.MIDGE, C.PAPER_WASP], FILLER, FILLER], pond=FILLER,
+                   deck=FILLER * 3, hawk_in=True, draws=0)  # fmt: skip
+    act(five, "ability", 4)  # Paper Wasp: the Hawk and four Midges remain
+    act(five, "create", combo(C.MIDGE, C.MIDGE, C.MIDGE))  # the Hawk and one Midge remain
+    assert not legal(five, "add", C.MIDGE) and not legal(five, "fly_draw", C.MIDGE)
+    assert [five.layout.decode(a)[0] for a in five.legal_actions()] == ["swap"] * 3 + ["pass"]
+    four = new_game()
+    four.set_table(hands=[[C.HAWK, C.MIDGE, C.MIDGE, C.MIDGE], FILLER, FILLER], pond=FILLER, deck=FILLER * 3,
+                   hawk_in=True, draws=0)  # fmt: skip
+    assert not legal(four, "create", combo(C.MIDGE, C.MIDGE, C.MIDGE))  # it would leave the Hawk alone
+    assert legal(four, "fly_draw", C.MIDGE) and legal(four, "pass", C.HAWK)
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_in_played_games_no_turn_ends_with_the_hawk_kept(n):
+    e = env(num_players=n)
+    rng = np.random.default_rng(n)
+    baseline = BaselineAgent(e.options)
+    holders = 0
+    for seed in range(20):
+        e.reset(seed=seed)
+        for agent in e.agent_iter():
+            obs, _, done, cut, _ = e.last()
+            if done or cut:
+                e.step(None)
+                continue
+            game = e.game
+            p, turn, held = game.player, game.turn, game.hands[game.player][C.HAWK]
+            if seed % 2:
+                a = baseline.act(obs["observation"], obs["action_mask"])
+            else:
+                a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            e.step(a)
+            if held and game.turn != turn and not game.over:
+                holders += 1
+                assert not game.hands[p][C.HAWK], "a Hawk holder ended the turn keeping it"
+    assert holders > 10
 
 
 def test_the_hand_may_never_become_empty():
@@ -450,6 +501,28 @@ def test_bad_options_say_what_is_allowed():
         env(insect_counts=(1,) * 12)
     with pytest.raises(ValueError, match="reward_mode"):
         env(reward_mode="points")
+
+
+def test_options_that_would_end_the_game_at_reset_are_refused():
+    # Four Hornets, hands and pond of one: the first draw found only Murrays, the reshuffle brought
+    # the Hawk in and the deck ran out before player_0 could decide (an empty mask at reset).
+    with pytest.raises(ValueError, match=r"first draw of 3 \(first_draw_count\).*needs at least 7"):
+        env(insect_counts=(0,) * 11 + (4,), hand_size=1, pond_size=1)
+    for n in (3, 4):
+        for hand_size, pond_size, first in [(1, 1, 1), (1, 2, 3), (2, 1, 2), (3, 1, 1)]:
+            needed = n * hand_size + pond_size + first
+            for total in (needed - 1, needed, needed + 1):
+                for murrays in (0, 3):
+                    options = dict(num_players=n, insect_counts=(0,) * 11 + (total,), murrays=murrays,
+                                   hand_size=hand_size, pond_size=pond_size, first_draw_count=first)  # fmt: skip
+                    if total < needed:
+                        with pytest.raises(ValueError, match="needs at least"):
+                            env(**options)
+                        continue
+                    e = env(**options)
+                    for seed in range(3):
+                        e.reset(seed=seed)
+                        assert not e.game.over and e.observe(e.agent_selection)["action_mask"].any()
 
 
 def test_other_hands_and_the_deck_order_never_reach_an_observation():
