@@ -54,14 +54,28 @@ class MurrayObserver(Observer):
 
     def __init__(self, options: MurrayOptions) -> None:
         super().__init__(options)
+        # `fill` writes raw counts and one multiply by this vector brings every piece into [0, 1].
         copies = _copies(options)
-        self._inv_hand = (1.0 / copies[:HAND_KINDS]).astype(np.float32)
-        self._inv_insect = self._inv_hand[:NUM_INSECTS].copy()
-        self._inv_pile = (1.0 / copies).astype(np.float32)
-        self._inv_total = 1.0 / options.total_cards
-        self._inv_murrays = 1.0 / max(options.murray_count, 1)
-        # Every Murray can be played at most twice (once more after the reshuffle).
-        self._inv_tadpoles = 1.0 / max(2 * options.murray_count, 1)
+        n = options.num_players
+        inv_hand = 1.0 / copies[:HAND_KINDS]
+        scale = {
+            "my_hand": inv_hand,
+            "hand_sizes": [1.0 / options.total_cards] * n,
+            "swarms": np.tile(inv_hand[:NUM_INSECTS], n * options.max_swarms),
+            # Every Murray can be played at most twice (once more after the reshuffle).
+            "tadpoles": [1.0 / max(2 * options.murray_count, 1)] * n,
+            "discard_pile": 1.0 / copies,
+            "deck_size": [1.0 / options.total_cards],
+            "murrays_in_deck": [1.0 / max(options.murray_count, 1)],
+            "hawk_draws": [1.0 / options.total_cards],
+            "seen_hands": np.tile(inv_hand, n - 1),
+            "table_seen": np.tile(inv_hand, n),
+            "robber_left": [0.5],
+            "turn_progress": [1.0 / options.max_turns],
+        }
+        self._scale = np.ones(self.size, dtype=np.float32)
+        for name, factor in scale.items():
+            self._scale[self.offsets[name]] = factor
 
     def layout(self, options: MurrayOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -92,32 +106,28 @@ class MurrayObserver(Observer):
 
     def fill(self, game: MurrayGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
-        opts = game.options
-        n, s = game.num_players, opts.max_swarms
+        n, s = game.num_players, game.options.max_swarms
         parts.decision[game.decision_kind] = 1.0
         parts.actor[(game.player - player) % n] = 1.0
         hand = game.hands[player]
         parts.my_hand[:] = hand
-        parts.my_hand *= self._inv_hand
         seats = [(player + rel) % n for rel in range(n)]
-        parts.hand_sizes[:] = [game.hand_sizes[q] * self._inv_total for q in seats]
-        parts.tadpoles[:] = [game.tadpoles[q] * self._inv_tadpoles for q in seats]
+        parts.hand_sizes[:] = [game.hand_sizes[q] for q in seats]
+        parts.tadpoles[:] = [game.tadpoles[q] for q in seats]
         if any(game.swarms):
             swarms = parts.swarms.reshape(n * s, NUM_INSECTS)
             for rel, seat in enumerate(seats):
                 for slot, swarm in enumerate(game.swarms[seat]):
                     swarms[rel * s + slot] = swarm
-            swarms *= self._inv_insect
         for slot, card in enumerate(game.pond):
             parts.pond[slot * NUM_INSECTS + card] = 1.0
         parts.discard_pile[:] = game.discard
-        parts.discard_pile *= self._inv_pile
-        parts.deck_size[0] = len(game.deck) * self._inv_total
-        parts.murrays_in_deck[0] = self._murrays_left(game) * self._inv_murrays
+        parts.deck_size[0] = len(game.deck)
+        parts.murrays_in_deck[0] = self._murrays_left(game)
         hawk = self._hawk_status(game, player)
         parts.hawk[hawk] = 1.0
         if hawk == HawkStatus.UNSEEN:
-            parts.hawk_draws[0] = game.hawk_draws[player] * self._inv_total
+            parts.hawk_draws[0] = game.hawk_draws[player]
         if game.player == player:
             parts.turn_flags[0] = game.swapped
             parts.turn_flags[1] = game.fly_drawn
@@ -128,26 +138,23 @@ class MurrayObserver(Observer):
             parts.last_received[game.last_received[player]] = 1.0
         looking = game.target if game.decision_kind == Decision.HORNET_TAKE and game.player == player else -1
         seen = game.seen[player]
+        seen_hands = parts.seen_hands.reshape(n - 1, HAND_KINDS)
         for rel in range(1, n):
-            seat = (player + rel) % n
+            seat = seats[rel]
             view = game.hands[seat] if seat == looking else seen[seat]
             if view is not None:
-                start = (rel - 1) * HAND_KINDS
-                block = parts.seen_hands[start : start + HAND_KINDS]
-                block[:] = view
-                block *= self._inv_hand
-        shown = parts.table_seen.reshape(n, HAND_KINDS)
-        for rel, seat in enumerate(seats):
-            if any(game.shown[seat]):
-                shown[rel] = game.shown[seat]
-        shown *= self._inv_hand
+                seen_hands[rel - 1] = view
+        if game.shown_any:
+            parts.table_seen[:] = [c for seat in seats for c in game.shown[seat]]
         if game.target >= 0:
             parts.target_player[(game.target - player) % n] = 1.0
         owner, slot = game.chosen
         if owner >= 0:
             parts.chosen_swarm[((owner - player) % n) * s + slot] = 1.0
-        parts.robber_left[0] = game.robber_left / 2.0
-        parts.turn_progress[0] = min(game.turn / opts.max_turns, 1.0)
+        parts.robber_left[0] = game.robber_left
+        parts.turn_progress[0] = min(game.turn, game.options.max_turns)
+        whole = parts.decision.base  # every piece is a view of one buffer: scale it at once
+        whole *= self._scale
 
     def view(self, game: MurrayGame, player: int) -> str:
         """The table as `player` sees it, in plain text: nothing another player holds face down."""

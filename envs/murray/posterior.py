@@ -34,6 +34,7 @@ information"), but every world it returns is one the viewer's history allows.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,9 +47,13 @@ if TYPE_CHECKING:
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
 _TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK = (int(e) for e in Event)
 #: Replays tried before giving up (each is one pass over the events).
-MAX_REPLAYS = 400
-#: Chance that a face-down pass moves a card the table saw, in replays after a failed repair.
-_EXPLORE = 0.3
+MAX_REPLAYS = 5000
+#: Repairs tried on one replay before starting afresh.
+MAX_REPAIRS = 30
+#: Fresh replays that keep every seen card where it was seen; later ones explore: with this chance
+#: a face-up card uses an open card though a seen one is there, and a pass carries any card.
+_CALM = 30
+_EXPLORE = 0.1
 
 
 class _DeadEndError(Exception):
@@ -64,12 +69,34 @@ class _DeadEndError(Exception):
         self.decks = decks
 
 
+class _Draws:
+    """Uniform draws from a numpy generator, taken in batches (one numpy call per scalar is slow)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self._left: list[float] = []
+
+    def below(self, k: int) -> int:
+        """A uniform int in [0, k)."""
+        if not self._left:
+            self._left = self.rng.random(64).tolist()
+        return min(int(self._left.pop() * k), k - 1)
+
+    def chance(self) -> float:
+        """A uniform float in [0, 1)."""
+        if not self._left:
+            self._left = self.rng.random(64).tolist()
+        return self._left.pop()
+
+
 class _Replay:
     """One replay of the events for `viewer`, with open tokens for what it did not see."""
 
     def __init__(self, game: MurrayGame, viewer: int, rng: np.random.Generator, plan: dict, hawk_slot,
-                 explore: float) -> None:  # fmt: skip
+                 explore: float, ahead: dict) -> None:  # fmt: skip
         self.game, self.v, self.rng, self.plan, self.explore = game, viewer, rng, plan, explore
+        self.ahead = ahead
+        self.draw = _Draws(rng)
         self.hawk_slot = hawk_slot  # event index of the face-down draw that was the Hawk, or None
         self.n = n = game.num_players
         self.kind: list[int] = []  # token -> card type, -1 while open
@@ -205,50 +232,56 @@ class _Replay:
         """The token of `seat`'s hand that leaves it face up as `card` (an open one gets that type)."""
         hand = self.hands[seat]
         kind = self.kind
-        planned = self.plan.get(index)
-        if planned is not None:
-            if planned not in hand or kind[planned] not in (-1, card):
-                raise _DeadEndError(index, seat, card, "plan")
-            if kind[planned] < 0:
-                self._use(self.deck_of[planned], card, index, seat)
-                kind[planned] = card
-                self.bound.append((index, seat, planned))
-            return planned
+        if self.plan:
+            planned = self.plan.get(index)
+            if planned is not None:
+                if planned not in hand or kind[planned] not in (-1, card):
+                    raise _DeadEndError(index, seat, card, "plan")
+                if kind[planned] < 0:
+                    self._use(self.deck_of[planned], card, index, seat)
+                    kind[planned] = card
+                    self.bound.append((index, seat, planned))
+                return planned
         known = [tok for tok in hand if kind[tok] == card]
         if seat == self.v or card in (_HAWK, _MURRAY):
             if not known:
                 raise _DeadEndError(index, seat, card, "need")
-            return known[int(self.rng.integers(len(known)))]
+            return known[self.draw.below(len(known))] if len(known) > 1 else known[0]
+        # A card the table saw go in is used first, as the table's bookkeeping assumes; a replay
+        # exploring alternatives sometimes uses an open card instead.
+        if known and (not self.explore or self.draw.chance() >= self.explore):
+            return known[self.draw.below(len(known))] if len(known) > 1 else known[0]
+        free, reserve, deck_of = self.free, self.reserve, self.deck_of
+        spare = (free[0][card] - reserve[0][card], free[1][card] - reserve[1][card])
+        # An open card of a deck is this type with the chance that a card of that deck's unseen
+        # rest is: so a deck nearly used up is the likelier source of a type it still has.
+        rest = (sum(free[0]) - sum(reserve[0]) or 1, sum(free[1]) - sum(reserve[1]) or 1)
         open_ = []
         weights = []
         for tok in hand:
-            if kind[tok] < 0:
-                deck = self.deck_of[tok]
-                spare = self.free[deck][card] - self.reserve[deck][card]
-                if spare > 0:
-                    open_.append(tok)
-                    weights.append(spare)
-        # A card the table saw go in is used first, as the table's bookkeeping assumes; a replay
-        # exploring alternatives sometimes uses an open card instead.
-        if known and (not open_ or self.rng.random() >= self.explore):
-            return known[int(self.rng.integers(len(known)))]
+            d = deck_of[tok]
+            if kind[tok] < 0 and spare[d] > 0:
+                open_.append(tok)
+                weights.append(spare[d] / rest[d])
         if not open_:
-            decks = tuple(d for d in (0, 1) if self.free[d][card] > self.reserve[d][card])
+            if known:
+                return known[0]
+            decks = tuple(d for d in (0, 1) if spare[d] > 0)
             raise _DeadEndError(index, seat, card, "need", decks=decks)
-        tok = open_[self._choose(weights)]
-        self.free[self.deck_of[tok]][card] -= 1
+        tok = open_[self._choose(weights)] if len(open_) > 1 else open_[0]
+        free[deck_of[tok]][card] -= 1
         kind[tok] = card
         self.bound.append((index, seat, tok))
         return tok
 
-    def _choose(self, weights: list[int]) -> int:
-        total = sum(weights)
-        x = int(self.rng.integers(total))
+    def _choose(self, weights: list) -> int:
+        """An index drawn with probability proportional to its weight."""
+        x = self.draw.chance() * sum(weights)
         for j, w in enumerate(weights):
             if x < w:
                 return j
             x -= w
-        raise AssertionError("unreachable")
+        return max(j for j, w in enumerate(weights) if w > 0)
 
     def _pass_token(self, index: int, p: int, left: int, card: int) -> int:
         """The token `p` passes left at event `index`."""
@@ -272,11 +305,24 @@ class _Replay:
             choices = [tok for tok in hand if self.kind[tok] < 0 and self.deck_of[tok] == deck]
             if not choices:
                 raise _DeadEndError(index, p, -1, "plan")
-            return choices[int(self.rng.integers(len(choices)))]
-        open_ = [tok for tok in hand if self.kind[tok] < 0]
-        if open_ and (len(open_) == len(hand) or self.rng.random() >= self.explore):
-            return open_[int(self.rng.integers(len(open_)))]
-        return hand[int(self.rng.integers(len(hand)))]
+            return choices[self.draw.below(len(choices))]
+        kind = self.kind
+        open_ = [tok for tok in hand if kind[tok] < 0]
+        if len(open_) == len(hand):
+            return open_[self.draw.below(len(open_))]
+        if open_ and self.explore and self.draw.chance() < self.explore:
+            return hand[self.draw.below(len(hand))]
+        # Seen cards stay, unless the hand's face-up cards before its next pass need more unseen
+        # cards than it would keep: then it passed a seen card it does not need.
+        exits, entries, hidden = self.ahead[index]
+        seen = Counter(kind[tok] for tok in hand if kind[tok] >= 0) + entries
+        short = sum(max(0, c - seen[t]) for t, c in exits.items()) - (len(open_) - 1 + hidden)
+        if open_ and short <= 0:
+            return open_[self.draw.below(len(open_))]
+        spare = [tok for tok in hand if kind[tok] >= 0 and seen[kind[tok]] > exits.get(kind[tok], 0)]
+        if spare:
+            return spare[self.draw.below(len(spare))]
+        return (open_ or hand)[self.draw.below(len(open_ or hand))]
 
     def _match(self, target: int, seen: tuple, index: int) -> None:
         """The viewer looks at `target`'s hand: its tokens must be exactly the cards `seen`."""
@@ -475,46 +521,100 @@ def resample(game: MurrayGame, viewer: int, rng: np.random.Generator) -> bool:
         if known == HAWK_DRAWN and slots:
             return slots[int(rng.integers(len(slots)))]
         if known == HAWK_DRAWN_OR_DECK:  # each draw and each place in the deck equally likely
-            pick = int(rng.integers(len(slots) + len(game.deck)))
+            # (the places the Murrays hold excepted: how many are in the deck is public)
+            places = len(game.deck) - game.deck.count(_MURRAY)
+            pick = int(rng.integers(len(slots) + places))
             return slots[pick] if pick < len(slots) else None
         return None
 
-    # A repaired replay reuses its family's random stream, so every choice before the first
-    # repaired event comes out the same and the repair lands where it was aimed.
+    # A replay that meets an event its choices cannot explain is repaired (a pass made to carry a
+    # seen card on, a face-up card taken from another token) and run again, up to `MAX_REPAIRS`
+    # times; then a fresh replay starts. A repaired replay reuses its family's random stream, so
+    # every choice before the first repaired event comes out the same.
+    ahead = _lookahead(game, viewer)
+    explore = 0.0
+    families = 0
     plan: dict = {}
     hawk_slot = draw_hawk_slot()
     family = int(rng.integers(2**63))
-    explore = 0.0
     repairs = 0
     for _ in range(MAX_REPLAYS):
-        replay = _Replay(game, viewer, np.random.default_rng(family), plan, hawk_slot, explore)
-        try:
-            replay.run()
-        except _DeadEndError as dead:
-            fix = None if repairs >= 30 else _repair(replay, dead)
-            if fix is None:  # start afresh, trying other passes and Hawk draws
-                plan, repairs, explore = {}, 0, _EXPLORE
-                hawk_slot = draw_hawk_slot()
-                family = int(rng.integers(2**63))
-            else:
-                plan.update(fix)
-                repairs += 1
-            continue
-        replay.finish()
-        return True
+        replay, dead = _attempt(game, viewer, family, plan, hawk_slot, explore, ahead)
+        if dead is None:
+            replay.finish()
+            return True
+        fixes = _repairs(replay, dead) if repairs < MAX_REPAIRS else []
+        if fixes:
+            plan = {**plan, **fixes[replay.draw.below(len(fixes))]}
+            repairs += 1
+        else:  # start afresh, more and more often also moving seen cards on, and other Hawk draws
+            families += 1
+            plan, repairs, explore = {}, 0, _EXPLORE if families >= _CALM else 0.0
+            hawk_slot = draw_hawk_slot()
+            family = int(rng.integers(2**63))
     return False
 
 
-def _repair(replay: _Replay, dead: _DeadEndError) -> dict | None:
-    """Passes to make carry a card so that the replay gets past `dead`, or None if none is found."""
+def _lookahead(game: MurrayGame, viewer: int) -> dict:
+    """For each face-down pass between two others: what the passer does before its next pass.
+
+    (face-up cards out of its hand by type, face-up cards into it by type, cards it gets unseen):
+    public facts, which the replay uses to choose which card such a pass carried.
+    """
+    n = game.num_players
+    ahead: dict[int, tuple] = {}
+    open_windows: dict[int, tuple] = {}  # passer -> its window being filled
+    for i, ev in enumerate(game.events):
+        kind = ev[0]
+        if kind in (_OUT, _IN, _DRAW):
+            window = open_windows.get(ev[1])
+            if window is not None:
+                if kind == _OUT:
+                    window[0][ev[2]] += 1
+                elif kind == _IN:
+                    window[1][ev[2]] += 1
+                else:
+                    window[2][0] += 1
+        elif kind == _TAKE:
+            taker, victim = open_windows.get(ev[1]), open_windows.get(ev[2])
+            if taker is not None:
+                taker[1][ev[3]] += 1
+            if victim is not None:
+                victim[0][ev[3]] += 1
+        elif kind == _PASS:
+            p, left = ev[1], (ev[1] + 1) % n
+            received = open_windows.get(left)
+            if received is not None:
+                received[2][0] += 1
+            open_windows.pop(p, None)
+            if viewer not in (p, left):
+                window = (Counter(), Counter(), [0])
+                open_windows[p] = window
+                ahead[i] = window
+    return {i: (exits, entries, hidden[0]) for i, (exits, entries, hidden) in ahead.items()}
+
+
+def _attempt(game: MurrayGame, viewer: int, family: int, plan: dict, hawk_slot, explore: float, ahead: dict):
+    """One replay: (the replay, None) if it explains every event, else (the replay, its dead end)."""
+    replay = _Replay(game, viewer, np.random.default_rng(family), plan, hawk_slot, explore, ahead)
+    try:
+        replay.run()
+    except _DeadEndError as dead:
+        return replay, dead
+    return replay, None
+
+
+def _repairs(replay: _Replay, dead: _DeadEndError) -> list[dict]:
+    """Changes to the replay's choices (event index -> token, or ("deck", d) for a pass) that may
+    carry it past `dead`: a pass carrying a seen card on, a face-up card taken from another token."""
     n, v = replay.n, replay.v
     passes = [(i, p) for i, p in replay.third_passes if i < dead.index and i not in replay.plan]
     if dead.why == "surplus":  # the viewer's look proves a card the table saw had been passed on
         tok = dead.token
         route = _route(passes, replay.arrived[tok], dead.seat, (dead.seat + 1) % n, n, v)
-        return None if route is None else {i: tok for i in route}
+        return [] if route is None else [{i: tok for i in route}]
     if dead.why != "need" or dead.card < 0:
-        return None
+        return []
     seat, card, decks = dead.seat, dead.card, dead.decks
     kind, deck_of, arrived, hands = replay.kind, replay.deck_of, replay.arrived, replay.hands
     mine = {deck_of[tok] for tok in hands[seat] if kind[tok] < 0}  # decks of this hand's open cards
@@ -530,26 +630,53 @@ def _repair(replay: _Replay, dead: _DeadEndError) -> dict | None:
                 if route is not None:
                     what = tok if kind[tok] == card else ("deck", deck_of[tok])
                     options.append({i: what for i in route})
+    # Or a card the table saw go into this hand left it face down, so that the unseen card that
+    # pass carried stayed here for this hand's later face-up cards.
+    for i, p in passes:
+        carried = replay.ev_token.get(i)
+        if p != seat or not decks or deck_of[carried] < 0:
+            continue
+        for tok in hands[seat]:
+            if 0 <= kind[tok] != _HAWK and arrived[tok] < i:
+                options.append({i: tok})
     for j, g, used in replay.bound:
         if j in replay.plan or j > dead.index:
             continue
-        if kind[used] == card and deck_of[used] in mine:
+        was = kind[used]
+        if was == card and deck_of[used] in mine:
             # That earlier face-up card took one of the unseen cards this hand's deck had left; it
-            # could have been a seen card of that type, or an open card of another deck, instead.
+            # could have been a seen card of that type (there, or passed on to there), or an open
+            # card of another deck, instead.
             for tok in hands[g]:
                 if arrived[tok] < j and (kind[tok] == card or (kind[tok] < 0 and deck_of[tok] in decks)):
                     options.append({j: tok})
+            options.extend(_routed_in(replay, passes, card, g, j))
         elif g == seat and deck_of[used] in decks:
             # An earlier face-up card of this hand took an open card of a deck that could supply
-            # this one; another of its open cards, of the other deck, could have been it.
-            was = kind[used]
+            # this one; another of its open cards, of the other deck, could have been it, or a
+            # card of that type the table saw go into a hand to the right, passed on to here.
             for tok in hands[seat]:
                 fits = kind[tok] < 0 and arrived[tok] < j and deck_of[tok] != deck_of[used]
                 if fits and _spare(replay, deck_of[tok], was) > 0:
                     options.append({j: tok})
-    if not options:
-        return None
-    return options[int(replay.rng.integers(len(options)))]
+            options.extend(_routed_in(replay, passes, was, seat, j))
+    return options
+
+
+def _routed_in(replay: _Replay, passes: list[tuple[int, int]], card: int, seat: int, j: int) -> list[dict]:
+    """Plans that bring a seen `card` from a hand to the right into `seat` for its face-up card at `j`."""
+    n, v, kind = replay.n, replay.v, replay.kind
+    before = [(i, p) for i, p in passes if i < j]
+    plans = []
+    for other in range(n):
+        if other in (seat, v):
+            continue
+        for tok in replay.hands[other]:
+            if kind[tok] == card:
+                route = _route(before, replay.arrived[tok], other, seat, n, v)
+                if route is not None:
+                    plans.append({**{i: tok for i in route}, j: tok})
+    return plans
 
 
 def _spare(replay: _Replay, deck: int, card: int) -> int:
@@ -559,15 +686,21 @@ def _spare(replay: _Replay, deck: int, card: int) -> int:
 def _route(
     passes: list[tuple[int, int]], after: int, src: int, dst: int, n: int, viewer: int
 ) -> list[int] | None:
-    """Viewer-blind passes carrying a card from `src` leftwards to `dst`, each after the last."""
-    route = []
-    seat, time = src, after
-    while seat != dst:
-        if seat == viewer or (seat + 1) % n == viewer:
-            return None
-        hop = next((i for i, p in passes if p == seat and i > time), None)
+    """Viewer-blind passes carrying a card from `src` leftwards to `dst`, after event `after`.
+
+    The latest such passes (`passes` holds only those before the event to explain): the card
+    stays where the table saw it for as long as the story allows.
+    """
+    hops = (dst - src) % n
+    seats = [(src + h) % n for h in range(hops)]
+    if viewer in seats or (dst == viewer):
+        return None
+    route: list[int] = []
+    time = 1 << 62
+    for seat in reversed(seats):
+        hop = next((i for i, p in reversed(passes) if p == seat and after < i < time), None)
         if hop is None:
             return None
         route.append(hop)
-        time, seat = hop, (seat + 1) % n
-    return route
+        time = hop
+    return route[::-1]

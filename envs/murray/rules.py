@@ -341,6 +341,7 @@ class MurrayGame(Game):
         # shown[p]: cards the table saw go into p's hand (pond, swarm, a Deer Fly or Hornet take) and
         # has not seen leave it. A face-down pass may have carried one of them on unseen.
         self.shown = [[0] * HAND_KINDS for _ in range(n)]
+        self.shown_any = 0  # cards in all of `shown` (the observation skips the piece when none)
         # hawk_draws[p]: face-down draws by the others that could have brought the Hawk out of the
         # deck without p knowing: since the reshuffle, since p's last turn or card received, and
         # since a turn player (who would hold an out Hawk) was seen holding a single card.
@@ -467,6 +468,7 @@ class MurrayGame(Game):
         self.events.append((_EV_OUT, player, card))
         if self.shown[player][card]:
             self.shown[player][card] -= 1
+            self.shown_any -= 1
         if not self.passed and self.hand_sizes[player] == 1:
             self._hawk_not_out()
 
@@ -478,6 +480,7 @@ class MurrayGame(Game):
         self._to_hand(player, card)
         self.events.append((_EV_IN, player, card))
         self.shown[player][card] += 1
+        self.shown_any += 1
 
     def _take_from(self, player: int, victim: int, card: int, hornet: bool) -> None:
         self._from_hand(victim, card)
@@ -485,7 +488,9 @@ class MurrayGame(Game):
         self.events.append((_EV_TAKE, player, victim, card, hornet))
         if self.shown[victim][card]:
             self.shown[victim][card] -= 1
+            self.shown_any -= 1
         self.shown[player][card] += 1
+        self.shown_any += 1
 
     def _pass_left(self, player: int, card: int) -> None:
         left = (player + 1) % self.num_players
@@ -793,8 +798,8 @@ class MurrayGame(Game):
         elif block == "swap":
             card, slot = divmod(i, self.options.pond_size)
             taken = self.pond.pop(slot)
+            self._take_into_hand(p, taken)  # first, so the hand never looks a card short
             self._play_from_hand(p, card)
-            self._take_into_hand(p, taken)
             insort(self.pond, card)
             self.swapped = True
             self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")
