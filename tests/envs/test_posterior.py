@@ -72,7 +72,9 @@ def test_resample_hidden_draws_from_the_exact_posterior(name):
         assert result.p_value > ALPHA, f"re-deals are not distributed as the posterior: {where}"
         checked += 1
         nontrivial += result.worlds > 1
-        broken = compare_worlds(posterior, resampled_worlds(env, viewer, n, seed=game, sampler=_keep_true_world))
+        broken = compare_worlds(
+            posterior, resampled_worlds(env, viewer, n, seed=game, sampler=_keep_true_world)
+        )
         caught += broken.p_value < ALPHA
     assert checked >= len(CUTS), f"only {checked} cut points of {name} had a history common enough to test"
     assert nontrivial >= 2, f"{name}'s tiny variant leaves the viewer almost nothing to guess"
