@@ -103,9 +103,15 @@ class CrowsObserver(Observer):
             parts.to_place[game.pending - 1] = 1.0
         for card in game.available:
             parts.available[card - 1] += 1.0 / copies
+        # Element by element: a list comprehension and its conversion cost more than 2 * max_value writes.
         per_copy = 1.0 / copies
-        parts.discard_pile[:] = [k * per_copy for k in game.discard[1:]]
-        parts.deck_counts[:] = [k * per_copy for k in game.deck_counts[1:]]
+        discard, deck_counts = parts.discard_pile, parts.deck_counts
+        for value, k in enumerate(game.discard):
+            if k:
+                discard[value - 1] = k * per_copy
+        for value, k in enumerate(game.deck_counts):
+            if k:
+                deck_counts[value - 1] = k * per_copy
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)

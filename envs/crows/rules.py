@@ -10,6 +10,7 @@ asks for real choices.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -99,7 +100,12 @@ _PILE_NAMES = ("RUN", "SET")
 
 def action_layout(options: CrowsOptions) -> ActionLayout:
     """Card-choosing blocks hold one id per value (id - block start + 1 is the value)."""
-    v = options.max_value
+    return _layout(options.max_value)
+
+
+@functools.lru_cache(maxsize=32)
+def _layout(v: int) -> ActionLayout:
+    """The layout for cards 1..v, built once: every new game (each reset) asks for it."""
     return ActionLayout(
         [
             ("keep_run", v, "keep a revealed card of value id-start+1 in RUN (safe), discard the other"),
@@ -338,7 +344,8 @@ class CrowsGame(Game):
                 return
         for card in self.available:
             self.discard[card] += 1
-        self.available = []
+        # Seats left unasked once nothing is available are forgotten: they mean nothing any more.
+        self.available, self.claimers = [], []
         self._end_turn()
 
     # ----- action handlers --------------------------------------------------------------------
