@@ -9,11 +9,43 @@ fowlplay-train --list-keys
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 #: Exit status when Ctrl-C stopped training (after saving a checkpoint), as shells report SIGINT.
 EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def one_line_warnings(prog: str) -> Iterator[None]:
+    """Print warnings as one line, `<prog>: warning: <message>`, on stderr (no file and line)."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+def yaml_value(key: str, text: str) -> Any:
+    """VALUE of a KEY=VALUE override read as plain YAML; python tags and broken YAML are refused."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+        raise ValueError(
+            f"{key}={text}: the value is not plain YAML ({problem}); give a number, true/false, a "
+            "string or a [list] (tags such as !!python/... are never run)"
+        ) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
