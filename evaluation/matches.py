@@ -18,6 +18,7 @@ Seats for more than two players (`seating`):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -379,7 +380,9 @@ def describe_change(before: dict, now: dict) -> list[str]:
         if old is None or old == agent:
             continue
         if "model" in agent and "model" in old:
-            changes.append(f"agent {label!r} played {_model(old['model'])}; now it is {_model(agent['model'])}")
+            changes.append(
+                f"agent {label!r} played {_model(old['model'])}; now it is {_model(agent['model'])}"
+            )
         else:
             changes.append(f"agent {label!r} was {old}, now {agent}")
     return changes
@@ -484,10 +487,8 @@ def run_games(
         raise EvalInterrupted(path, sum(1 for t in tasks if t.key in done), len(tasks)) from None
     finally:
         games.close()  # stops the worker pool now, not when the generator is collected
-        try:
+        with contextlib.suppress(OSError):  # every row was flushed as it was written
             f.close()
-        except OSError:
-            pass  # every row was flushed as it was written; nothing is lost
         if bar is not None:
             bar.close()
     rows = [done[t.key] for t in tasks]

@@ -156,7 +156,9 @@ def _timesteps(stem: Path) -> int:
     try:
         return int(metadata["timesteps"])
     except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint metadata {_with(stem, '.json')} is corrupt: timesteps {exc}") from None
+        raise CheckpointError(
+            f"checkpoint metadata {_with(stem, '.json')} is corrupt: timesteps {exc}"
+        ) from None
 
 
 # ----- weights --------------------------------------------------------------------------------

@@ -252,9 +252,7 @@ class CardGameEnv(AECEnv):
     def view(self, agent: str) -> str:
         """The table as `agent` sees it (its own cards, public cards, counts), never hidden cards."""
         game = self._require_game("view")
-        if agent not in self._index:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
-        return self.observer.view(game, self._index[agent])
+        return self.observer.view(game, self._player(agent))
 
     def has_potential(self) -> bool:
         """True if this game defines `Game.potential` (training's reward shaping reads it)."""
