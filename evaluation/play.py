@@ -81,6 +81,8 @@ def build_agent(spec: str, env, seed: int, trust_checkpoint: bool = False) -> Ag
     try:
         return make_agent(spec, env, seed=seed, trust_checkpoint=trust_checkpoint)
     except ValueError as error:
+        if "accepted:" not in str(error):  # a checkpoint that was found but cannot be played
+            raise
         raise ValueError(f"{error} (fowlplay-play also accepts: human)") from None
 
 
@@ -171,14 +173,17 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)
     try:
         env = envs.make(args.game, num_players=len(args.agents), render_mode="ansi")
-        env.reset(seed=args.seed)
-        seats = list(zip(env.possible_agents, args.agents))
+    except ValueError as error:
+        parser.error(f"{error} ({len(args.agents)} agents given, one per seat)")
+    env.reset(seed=args.seed)
+    seats = list(zip(env.possible_agents, args.agents))
+    try:
         agents = {
             a: build_agent(spec, env, args.seed + i, args.trust_checkpoint)
             for i, (a, spec) in enumerate(seats)
         }
     except ValueError as error:
-        parser.error(f"{error} ({len(args.agents)} agents given, one per seat)")
+        parser.error(str(error))
     play(env, agents, dict(seats), sys.stdout, quiet=args.quiet)
     return 0
 

@@ -285,8 +285,11 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     return metadata
 
 
-def load_checkpoint(path: str | Path, device: str = "cpu", env=None) -> tuple[Any, dict[str, Any]]:
-    """Load (model, metadata) from the SB3 zip; `env` (a VecEnv) is attached for further training.
+def load_checkpoint(
+    path: str | Path, device: str = "cpu", env=None, **changes: Any
+) -> tuple[Any, dict[str, Any]]:
+    """Load (model, metadata) from the SB3 zip; `env` (a VecEnv) is attached for further training,
+    and `changes` (hyperparameters such as `learning_rate`) replace the saved ones.
 
     This unpickles the zip's `data`, which runs any code the file holds: use it for your own runs
     (`--resume` does); `load_policy` reads a checkpoint without unpickling anything.
@@ -298,7 +301,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu", env=None) -> tuple[An
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
     try:
-        model = MaskablePPO.load(zip_path, env=env, device=device)
+        model = MaskablePPO.load(zip_path, env=env, device=device, **changes)
     except Exception as exc:  # SB3 raises many kinds on a damaged zip; all mean the same here
         raise CheckpointError(
             f"checkpoint {zip_path} is corrupt or not a MaskablePPO model: {type(exc).__name__}: {exc}"
