@@ -13,13 +13,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sb3_contrib")
-
-import envs  # noqa: E402
-from evaluation import cli as eval_cli  # noqa: E402
-from evaluation import play  # noqa: E402
-from training import cli as train_cli  # noqa: E402
-from training.checkpoint import load_checkpoint, make_metadata, read_metadata, save_checkpoint  # noqa: E402
+import envs
+from evaluation import cli as eval_cli
+from evaluation import play
+from training import cli as train_cli
+from training.checkpoint import load_checkpoint, make_metadata, read_metadata, save_checkpoint
 
 
 class Payload:
