@@ -51,6 +51,8 @@ def load_snapshots(
         if len(out) == window:
             break
         try:
+            if not zipfile.is_zipfile(path):
+                raise ValueError("not a NumPy .npz archive")
             with np.load(path, allow_pickle=False) as data:
                 state = {key: data[key] for key in data.files}
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:

@@ -190,6 +190,8 @@ def network_of(policy) -> dict[str, Any]:
 def _read_weights(path: Path) -> dict[str, np.ndarray]:
     """The arrays of a weights file; never unpickles (object arrays are refused)."""
     try:
+        if path.exists() and not zipfile.is_zipfile(path):
+            raise ValueError("not a NumPy .npz archive")
         with np.load(path, allow_pickle=False) as data:
             state = {name: data[name] for name in data.files}
     except FileNotFoundError:
