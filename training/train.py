@@ -84,7 +84,8 @@ class StopSignals:
 
     def __exit__(self, *exc: object) -> None:
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            if handler is not None:  # None: a handler set outside Python, which cannot be restored
+                signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.received is not None:
