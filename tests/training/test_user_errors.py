@@ -145,3 +145,27 @@ def test_a_full_disk_during_training_names_the_file_and_the_checkpoint_to_resume
     assert f"continue with --resume {run}" in err
     leftovers = [p.name for p in run.rglob("*.tmp")]
     assert leftovers == []  # the half-written file was removed, freeing its space
+
+
+def test_a_stop_signal_waits_for_the_file_being_written_and_a_second_one_is_ignored():
+    import os
+    import signal
+
+    from training.train import Stop, StopSignals
+
+    before = signal.getsignal(signal.SIGINT)
+    written = []
+    with StopSignals() as signals:
+        with pytest.raises(Stop) as stop, signals.hold():
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives in the middle of a write
+            written.append("checkpoint")  # ... which still finishes
+        assert written == ["checkpoint"] and stop.value.signum == signal.SIGTERM
+        os.kill(os.getpid(), signal.SIGINT)  # a second signal while stopping: ignored
+        with signals.hold():
+            written.append("again")
+        assert written == ["checkpoint", "again"]
+    assert signal.getsignal(signal.SIGINT) is before
+    with StopSignals(), pytest.raises(Stop):
+        os.kill(os.getpid(), signal.SIGINT)  # outside a write: stops at once
+        written.append("never")
+    assert written[-1] == "again"
