@@ -1,21 +1,30 @@
-"""Tiny variants of each game for the exact posterior test: short games, few consistent worlds."""
+"""Tiny variants of each game for exact tests: decks small enough to enumerate what a player may know.
+
+`TINY[name]` are constructor options and `TINY_PLAYERS[name]` the player count. They shrink the
+decks (and hands) so that a random game lasts tens of decisions and the worlds consistent with a
+player's history number at most a few hundred, while every hidden-information mechanic of the
+game still happens.
+"""
 
 from __future__ import annotations
 
-#: Constructor options per env name: a small deck that still exercises the game's hidden information.
 TINY: dict[str, dict] = {
-    # Five Fruit Flies, a Deer Fly, a Dragonfly, a Hornet and one Murray; hands and pond of one card,
-    # one card drawn a turn: games of 6-20 decisions with face-down passes, pond swaps, takes, Hornet
-    # looks and the reshuffle that brings the Hawk in.
-    "murray_frog_v0": {
-        "insect_counts": (5, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1),
-        "murrays": 1,
-        "hand_size": 1,
-        "pond_size": 1,
-        "draw_count": 1,
-        "first_draw_count": 1,
-    },
+    # Eight cards (1 1 1 1 2 2 2 2): the deck runs out within a few turns and the face-up discard
+    # pile is reshuffled into a new one; two values keep the histories common enough to sample.
+    # Murders of 2 cards and a 3-space track with a coin on 2; three turns at most.
+    "murder_she_crows_v0": dict(
+        max_value=2, copies_per_value=4, min_murder=2, track_length=3, coin_spaces=(2,), max_turns=3
+    ),
+    # Five Fruit Flies, a Deer Fly, a Dragonfly, a Hornet and one Murray; hands and pond of one
+    # card, one card drawn a turn: games of 6-20 decisions with face-down passes, pond swaps, takes,
+    # Hornet looks and the reshuffle that brings the Hawk in.
+    "murray_frog_v0": dict(
+        insect_counts=(5, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1),
+        murrays=1,
+        hand_size=1,
+        pond_size=1,
+        draw_count=1,
+        first_draw_count=1,
+    ),
 }
-
-#: Player count per env name.
-TINY_PLAYERS: dict[str, int] = {"murray_frog_v0": 3}
+TINY_PLAYERS: dict[str, int] = {"murder_she_crows_v0": 2, "murray_frog_v0": 3}
