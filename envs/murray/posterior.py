@@ -12,12 +12,15 @@ hand, and this module replays them with the cards the viewer did not see left op
   received or looked at) has a type, the others are open, each belonging to one of the two decks
   (the deck as dealt, and the discard pile reshuffled into a new deck when the first one runs out);
 - a face-up move out of a hand uses a token of that type already there (a card the table saw go
-  in), else gives an open token that type, keeping back what later face-up draws from that deck
-  need;
-- a face-down pass between two other players moves an open token, so a card the table saw go into a
-  hand stays there until seen leaving it ("pins stay"); when the viewer's later view proves a card
-  was passed on (a Hornet look, a face-up move the hand could not make), the replay is repeated with
-  that pass carrying it;
+  in), else gives an open token that type (an open token of a deck is more likely that type the
+  more of the deck's unseen rest it is), keeping back what later face-up draws from that deck need;
+- a face-down pass between two other players carries an open token, so that a card the table saw go
+  into a hand stays there until seen leaving it, unless the passer's own face-up cards before its
+  next pass need more unseen cards than it would keep (then it passed a seen card it does not need);
+- when a replay meets an event its choices cannot explain (a face-up card the hand cannot have, a
+  Hornet look showing other cards), it is repaired and run again: a pass is made to carry a seen
+  card on, or an earlier face-up card to come from another token; after a while fresh replays also
+  try other choices at random;
 - the Hawk, once the reshuffle brought it into the deck, is always in the hand of the player whose
   turn it is as soon as someone has drawn it (its holder must pass it every turn); where the viewer
   has not seen it, it is put in one of the face-down draws that could have been it (see
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
     from envs.murray.rules import MurrayGame
 
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
-_TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK = (int(e) for e in Event)
+_TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK, _SWAP = (int(e) for e in Event)
 #: Replays tried before giving up (each is one pass over the events).
 MAX_REPLAYS = 5000
 #: Repairs tried on one replay before starting afresh.
@@ -201,6 +204,10 @@ class _Replay:
                 hands[p].remove(self._pick(p, ev[2], i))
             elif kind == _IN:
                 hands[ev[1]].append(self._token(ev[2], -1, i))
+            elif kind == _SWAP:  # the card given was in the hand before the one taken came in
+                p = ev[1]
+                hands[p].remove(self._pick(p, ev[2], i))
+                hands[p].append(self._token(ev[3], -1, i))
             elif kind == _TAKE:
                 p, victim, card = ev[1], ev[2], ev[3]
                 tok = self._pick(victim, card, i)
@@ -575,6 +582,11 @@ def _lookahead(game: MurrayGame, viewer: int) -> dict:
                     window[1][ev[2]] += 1
                 else:
                     window[2][0] += 1
+        elif kind == _SWAP:
+            window = open_windows.get(ev[1])
+            if window is not None:
+                window[0][ev[2]] += 1
+                window[1][ev[3]] += 1
         elif kind == _TAKE:
             taker, victim = open_windows.get(ev[1]), open_windows.get(ev[2])
             if taker is not None:

@@ -74,6 +74,7 @@ class Event(IntEnum):
     TAKE = 6  # (TAKE, p, victim, card, hornet): a card moves from victim's hand to p's, shown
     PASS = 7  # (PASS, p, card): p passes a card face down to the left
     LOOK = 8  # (LOOK, p, target, hand): p looks at target's whole hand (counts by type)
+    SWAP = 9  # (SWAP, p, given, taken): p swaps a card of its hand with a pond card
 
 
 NUM_INSECTS = 12
@@ -274,7 +275,7 @@ _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
 _TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
 _FLY_IDS = tuple(sorted(int(c) for c in FLIES))
 _MURRAY = int(Card.MURRAY)
-_EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK = (
+_EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
 )
 
@@ -480,6 +481,18 @@ class MurrayGame(Game):
         self._to_hand(player, card)
         self.events.append((_EV_IN, player, card))
         self.shown[player][card] += 1
+        self.shown_any += 1
+
+    def _swap_with_pond(self, player: int, given: int, taken: int) -> None:
+        # One event: the card given was in the hand before the swap (never the one taken), and
+        # the hand is never a card short.
+        self._from_hand(player, given)
+        self._to_hand(player, taken)
+        self.events.append((_EV_SWAP, player, given, taken))
+        if self.shown[player][given]:
+            self.shown[player][given] -= 1
+            self.shown_any -= 1
+        self.shown[player][taken] += 1
         self.shown_any += 1
 
     def _take_from(self, player: int, victim: int, card: int, hornet: bool) -> None:
@@ -798,8 +811,7 @@ class MurrayGame(Game):
         elif block == "swap":
             card, slot = divmod(i, self.options.pond_size)
             taken = self.pond.pop(slot)
-            self._take_into_hand(p, taken)  # first, so the hand never looks a card short
-            self._play_from_hand(p, card)
+            self._swap_with_pond(p, card, taken)
             insort(self.pond, card)
             self.swapped = True
             self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")

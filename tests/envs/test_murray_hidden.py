@@ -15,11 +15,12 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from envs.core import testing
 from envs.murray import Card, MurrayGame, MurrayOptions, env
 from envs.murray.observation import HawkStatus, MurrayObserver
 from envs.murray.posterior import HAWK_DRAWN_OR_DECK, hawk_slots
 from envs.murray.rules import HAND_KINDS, Decision, Event, shuffled
-from tests.envs.tiny_variants import TINY, TINY_PLAYERS
+from tests.envs.tiny_variants import SUPPORT_ONLY, TINY_PLAYERS
 
 C = Card
 FILLER = [C.FRUIT_FLY, C.HOUSE_FLY, C.CRANE_FLY]
@@ -29,7 +30,7 @@ REDEALT = {"hands", "deck", "last_passed", "last_received", "seen", "hawk_seen"}
 
 
 def tiny_options() -> MurrayOptions:
-    return MurrayOptions(num_players=TINY_PLAYERS["murray_frog_v0"], **TINY["murray_frog_v0"])
+    return MurrayOptions(num_players=TINY_PLAYERS["murray_frog_v0"], **SUPPORT_ONLY["murray_frog_v0"])
 
 
 def act(game: MurrayGame, block: str, index: int = 0) -> None:
@@ -104,6 +105,10 @@ def check_world(before: MurrayGame, after: MurrayGame, viewer: int) -> None:
                 assert sum(hands[player]) >= 2, "a Hawk holder was left with the Hawk alone"
         elif kind == Event.IN:
             hands[ev[1]][ev[2]] += 1
+        elif kind == Event.SWAP:
+            assert hands[ev[1]][ev[2]] > 0, "a swap gave a card the hand did not hold"
+            hands[ev[1]][ev[2]] -= 1
+            hands[ev[1]][ev[3]] += 1
         elif kind == Event.TAKE:
             p, victim, card, hornet = ev[1:]
             assert hands[victim][card] > 0
@@ -432,3 +437,56 @@ def test_views_hide_other_hands_and_the_deck():
     twin.deck.reverse()
     if game.hand_sizes[1] == game.hand_sizes[2]:
         assert e.observer.view(twin, 0) == text
+
+
+# ----- the core's posterior harness, with the viewer-blind passes replayed honestly ---------------
+def _honest_replay(pick: np.random.Generator):
+    """`envs.core.testing.replay_matches`, except that an action the viewer does not see (a
+    face-down pass between two others, `MurrayGame.hidden_action`) is replayed as a random legal
+    action of its block: replaying its id would tell the sampler the card the viewer never saw."""
+
+    def replay_matches(env, seed: int, history) -> bool:
+        env.reset(seed=seed)
+        viewer = env.possible_agents.index(history.viewer)
+        if testing._seen_by(env, history.viewer) != history.views[0]:
+            return False
+        for action, actor, seen in zip(history.actions, history.actors, history.views[1:]):
+            if env.agent_selection != actor or env.game.over:
+                return False
+            mask = env.observe(actor)["action_mask"]
+            if env.game.hidden_action(viewer, action):
+                passes = [a for a in np.flatnonzero(mask) if a in env.game.layout["pass"]]
+                action = int(passes[int(pick.integers(len(passes)))])
+            elif not mask[action]:
+                return False
+            env.step(action)
+            if testing._seen_by(env, history.viewer) != seen:
+                return False
+        return True
+
+    return replay_matches
+
+
+def _make_tiny():
+    return env(num_players=TINY_PLAYERS["murray_frog_v0"], **SUPPORT_ONLY["murray_frog_v0"])
+
+
+def _old_redeal_env(e, agent: str, seed: int) -> None:
+    old_redeal(e.game, e.possible_agents.index(agent), np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize(
+    ("game", "cut", "viewer"),
+    [(2, 4, "player_1"), (1, 2, "player_0"), (2, 3, "player_0"), (1, 4, "player_0")],
+)
+def test_the_core_harness_finds_every_redeal_in_the_support(monkeypatch, game, cut, viewer):
+    monkeypatch.setattr(testing, "replay_matches", _honest_replay(np.random.default_rng(game)))
+    e = _make_tiny()
+    actions = testing.random_actions(e, seed=game, action_seed=1000 + game)[:cut]
+    history = testing.record_history(e, game, actions, viewer)
+    posterior = testing.posterior_worlds(_make_tiny, history, range(10_000, 30_000), want=200)
+    assert sum(posterior.values()) >= 100 and len(posterior) <= 12  # small enough to hold the support
+    redealt = testing.compare_worlds(posterior, testing.resampled_worlds(e, viewer, 200, seed=game))
+    assert not redealt.outside, str(redealt)
+    broken = testing.resampled_worlds(e, viewer, 200, seed=game, sampler=_old_redeal_env)
+    assert testing.compare_worlds(posterior, broken).outside  # the old re-deal is caught
