@@ -4,7 +4,8 @@ It values a grid as its best route score plus half the best "partial route" (sam
 birds are enough), so it builds towards routes before they score. Every decision is greedy on
 that value: birds go where they add most, a discard-pile top is taken only if it adds at least a
 point, the least useful card is discarded, Discard and Swap wiles hit the opponent who loses most,
-and a Murder is played only when the check will succeed (it is thrown away otherwise).
+and a Murder is played only when the check will succeed (it is kept otherwise), on the cell of its
+own grid beside the fewest birds.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class BaselineAgent(Agent):
             "grids": grids,
             "tops": [int(np.argmax(tops[i])) if tops[i].any() else -1 for i in range(n)],
             "playing": parts["playing"] > 0.5,
-            "barred": parts["barred_types"].reshape(n, t) > 0.5,
+            # Routes ending in a type recorded against a seat would get it arrested: not worth building.
+            "barred": parts["recorded_types"].reshape(n, t) > 0.5,
             "scores": np.rint(parts["scores"] * opts.max_score).astype(int),
             "escalation": bool(parts["escalation"][0] > 0.5),
             "wiles_in_grids": (parts["wiles_in_grids"] > 0.5).tolist(),
@@ -213,6 +215,12 @@ class BaselineAgent(Agent):
                 best = (gain + loss, mine, seat, cell)
         return best
 
+    def _quiet_cell(self, view: dict, cells: list[int]) -> int:
+        """The cell of my grid beside the fewest birds (a wile there breaks the fewest routes)."""
+        grid = view["grids"][0]
+        birds = self.options.num_birds
+        return min(cells, key=lambda cell: (sum(0 <= grid[nb] < birds for nb in self.neighbours[cell]), cell))
+
     def _blocking_cell(self, view: dict, legal: np.ndarray) -> int:
         """A legal Blocking action beside as many of the leading opponent's birds as possible."""
         cells, start = self.options.cells, self.blocks["opponent_cell"]
@@ -244,6 +252,8 @@ class BaselineAgent(Agent):
         if decision == Decision.PLACE_BIRD:
             cells = (legal - b["own_cell"]).tolist()
             return b["own_cell"] + self._best_cell(view, view["pending_card"], cells)[1]
+        if decision == Decision.MURDER_CELL:
+            return b["own_cell"] + self._quiet_cell(view, (legal - b["own_cell"]).tolist())
         if decision == Decision.SWAP_CELL:
             cell = self._swap_plan(view)[1]
             return b["own_cell"] + cell if action_mask[b["own_cell"] + cell] else int(legal[0])

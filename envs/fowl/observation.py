@@ -9,29 +9,46 @@ from types import SimpleNamespace
 import numpy as np
 
 from envs.core import Observer, Piece
-from envs.fowl.rules import EMPTY, GRID_WILES, Decision, FowlGame, FowlOptions, Wile
+from envs.fowl.rules import EMPTY, ESCALATION_WILES, TYPE_NAMES, Decision, FowlGame, FowlOptions, Wile
 
 
 def cell_features(options: FowlOptions) -> np.ndarray:
     """Lookup table card id -> features of a grid cell; its last row (index EMPTY) is all zeros.
 
-    Features: one-hot bird type (num_types), bird value / max_value, one-hot grid wile
-    (Blocking, Discard, Swap).
+    Features: one-hot bird type (num_types), bird value / max_value, one-hot wile (Blocking,
+    Discard, Swap, Murder).
     """
     types, top = options.types, options.max_value
-    table = np.zeros((options.num_kinds + 1, types + 1 + len(GRID_WILES)), dtype=np.float32)
+    table = np.zeros((options.num_kinds + 1, types + 1 + len(Wile)), dtype=np.float32)
     for card in range(options.num_birds):
         t, v = divmod(card, top)
         table[card, t] = 1.0
         table[card, types] = (v + 1) / top
-    for kind in GRID_WILES:
+    for kind in Wile:
         table[options.num_birds + kind, types + 1 + kind] = 1.0
     assert EMPTY == -1  # the empty cell reads the last, all-zero row
     return table
 
 
+def pile_slots(options: FowlOptions) -> list[int]:
+    """First `pile_order` slot of each card id: a bird has one slot, a wile kind one per copy."""
+    first = list(range(options.num_birds))
+    slot = options.num_birds
+    for copies in options.wile_counts:
+        first.append(slot)
+        slot += copies
+    return first
+
+
 #: Where a Murder card can be, as the observer knows it (the `murder_whereabouts` piece).
-MURDER_PLACES = ("my hand", "pile top", "lower in a pile", "seen in another hand", "not seen")
+MURDER_PLACES = (
+    "my hand",
+    "pile top",
+    "lower in a pile",
+    "seen in another hand",
+    "played (in a grid)",
+    "not seen",
+)
 
 
 class FowlObserver(Observer):
@@ -42,18 +59,22 @@ class FowlObserver(Observer):
         super().__init__(options)
         n = options.num_players
         self._n, self._k, self._types = n, options.num_kinds, options.types
+        self._first_wile = options.num_birds
         #: Absolute seats in each observer's relative order.
         self._seats = [np.array([(p + i) % n for i in range(n)]) for p in range(n)]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
         self._murder = options.num_birds + Wile.MURDER
         self._murder_scale = 1.0 / max(1, options.murder_wiles)
+        self._slots = pile_slots(options)
+        self._depth = [0.0] + [1.0 / d for d in range(1, options.deck_size + 1)]
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
         n, k, c, t = options.num_players, options.num_kinds, options.cells, options.types
         f = self.table.shape[1]
         most_copies = float(max(1, *options.wile_counts))
+        copies = ", ".join(f"{w.name.title()} x{m}" for w, m in zip(Wile, options.wile_counts))
         return [
             Piece("decision", len(Decision), "one-hot kind of the decision being made (Decision enum order)"),
             Piece("acting", n, "one-hot relative seat whose decision it is"),
@@ -62,13 +83,14 @@ class FowlObserver(Observer):
             Piece(
                 "pending_cell",
                 c,
-                "one-hot cell of the acting player's grid whose Swap wile waits to be exchanged",
+                "one-hot cell of the acting player's grid where their Swap or Murder wile waits for its "
+                "target",
             ),
             Piece(
                 "grids",
                 n * c * f,
                 f"[relative seat][cell][{f} features]: one-hot bird type, bird value / max_value, "
-                "one-hot wile (Blocking, Discard, Swap); all zero = empty cell",
+                "one-hot wile (Blocking, Discard, Swap, Murder); all zero = empty cell",
             ),
             Piece("pile_tops", n * k, "[relative seat][card id] one-hot top card of each discard pile"),
             Piece(
@@ -78,12 +100,19 @@ class FowlObserver(Observer):
                 0.0,
                 most_copies,
             ),
+            Piece(
+                "pile_order",
+                n * options.deck_size,
+                "[relative seat][card slot] 1 / depth of each card in each discard pile (1 = top, 1/2 = "
+                "the card under it, ...; 0 = not in that pile); a bird's slot is its card id, then each "
+                f"wile kind has one slot per copy ({copies}), filled from the pile's top down",
+            ),
             Piece("hand_sizes", n, "cards in each relative seat's hand / 4"),
             Piece(
                 "known_hands",
                 n * k,
-                "[relative seat][card id] copies every player has seen go into that hand (taken from a "
-                "pile, or shown by a murder victim or a player who could not play)",
+                "[relative seat][card id] copies every player has seen go into that hand and not leave it "
+                "(taken from a pile top, or shown by a murder victim or a player who could not play)",
                 0.0,
                 most_copies,
             ),
@@ -91,12 +120,20 @@ class FowlObserver(Observer):
             Piece("murdered", n, "1 for each relative seat that was murdered"),
             Piece("caught", n, "1 for each relative seat caught after a failed murder"),
             Piece(
-                "barred_types",
+                "recorded_types",
                 n * t,
-                "[relative seat][bird type] 1 = type recorded against that murderer (arrest)",
+                "[relative seat][bird type] 1 = type recorded against that murderer (their victim held it)",
             ),
             Piece(
-                "wiles_in_grids", len(GRID_WILES), "1 if a Blocking / Discard / Swap wile lies in some grid"
+                "arrested",
+                n,
+                "1 for each relative seat whose every best route starts and ends with a type recorded "
+                "against it: scored now, it would be arrested and could not win",
+            ),
+            Piece(
+                "wiles_in_grids",
+                len(ESCALATION_WILES),
+                "1 if a Blocking / Discard / Swap wile lies in some grid (Escalation needs all three)",
             ),
             Piece("escalation", 1, "1 once Escalation has happened (murders always succeed)"),
             Piece("scores", n, "each relative seat's best route score now / (2 * max_value)"),
@@ -117,7 +154,8 @@ class FowlObserver(Observer):
                 "murder_whereabouts",
                 len(MURDER_PLACES),
                 "Murder cards / murder_wiles known to be: in my hand, on top of a pile, lower in a "
-                "pile, seen in another hand; and not seen (in the deck or an unseen hand card)",
+                "pile, seen in another hand, played into a grid; and not seen (in the deck or an unseen "
+                "hand card)",
             ),
         ]
 
@@ -136,21 +174,40 @@ class FowlObserver(Observer):
                 parts.pending_cell[game.pending_cell] = 1.0
         parts.grids[:] = self.table[game.grids[seats]].ravel()
         parts.pile_contents[:] = game.pile_counts[seats].ravel()
-        tops, known, barred = parts.pile_tops, parts.known_hands, parts.barred_types
+        tops, order, known, recorded = (
+            parts.pile_tops,
+            parts.pile_order,
+            parts.known_hands,
+            parts.recorded_types,
+        )
+        first_wile, slots, depth = self._first_wile, self._slots, self._depth
+        size = len(order) // n
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
                 tops[i * k + pile[-1]] = 1.0
+                base = i * size
+                used = [0, 0, 0, 0]  # copies of each wile kind already met, from the top down
+                for d, card in enumerate(reversed(pile), 1):
+                    if card < first_wile:
+                        order[base + card] = depth[d]
+                    else:
+                        kind = card - first_wile
+                        order[base + slots[card] + used[kind]] = depth[d]
+                        used[kind] += 1
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
-            for t in game.barred[seat]:
-                barred[i * types + t] = 1.0
+            if game.recorded[seat]:
+                for t in game.recorded[seat]:
+                    recorded[i * types + t] = 1.0
+                parts.arrested[i] = game.arrested(seat)
         parts.hand_sizes[:] = [len(game.hands[s]) * 0.25 for s in seats]
         parts.playing[:] = [game.alive[s] for s in seats]
         parts.murdered[:] = [game.murdered[s] for s in seats]
         parts.caught[:] = [game.caught[s] for s in seats]
         parts.scores[:] = [game.score(s) * self._score_scale for s in seats]
-        parts.wiles_in_grids[:] = [count > 0 for count in game.wiles_in_grids]
+        in_grids = game.wiles_in_grids
+        parts.wiles_in_grids[:] = [in_grids[w] > 0 for w in ESCALATION_WILES]
         parts.escalation[0] = game.escalated
         parts.deck_size[0] = len(game.deck) * self._deck_scale
         if game.alive[player]:
@@ -171,5 +228,49 @@ class FowlObserver(Observer):
                 lower += copies - top
             if seat != player:
                 seen += game.known[seat].count(murder)
+        played = in_grids[Wile.MURDER]
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
-        where[4] = (game.options.murder_wiles - mine - on_top - lower - seen) * scale
+        where[4] = played * scale
+        where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
+
+    def view(self, game: FowlGame, player: int) -> str:
+        """The table as `player` sees it: own hand, every grid and pile, what was seen in other hands."""
+        name = game.card_name
+        lines = [
+            f"Murder Most Fowl - you are player_{player}; turn {game.turn}; deck {len(game.deck)} cards; "
+            f"escalation {'yes' if game.escalated else 'no'}"
+        ]
+        if game.over:
+            winners = ", ".join(f"player_{p}" for p in game.winners()) or "nobody (every reward is 0)"
+            lines.append(f"game over: winner(s) {winners}")
+        else:
+            who = "you" if game.to_act == player else f"player_{game.to_act}"
+            doing = game.decision()
+            if game.pending_card != EMPTY:
+                doing += f" for {name(game.pending_card)}"
+                if game.pending_cell != EMPTY:
+                    doing += f" (waiting on {game.cell_name(game.pending_cell)})"
+            lines.append(f"to act: {who} - {doing}")
+        lines.append("your hand: " + (", ".join(name(c) for c in sorted(game.hands[player])) or "-"))
+        for i in range(self._n):
+            seat = (player + i) % self._n
+            status = "playing" if game.alive[seat] else ("murdered" if game.murdered[seat] else "caught")
+            marks = [status, f"score {game.score(seat)}"]
+            if game.recorded[seat]:
+                marks.append("recorded " + "/".join(TYPE_NAMES[t] for t in sorted(game.recorded[seat])))
+                if game.arrested(seat):
+                    marks.append("would be arrested")
+            who = f"player_{seat}" + (" (you)" if seat == player else "")
+            lines.append(f"{who}: " + "; ".join(marks))
+            if seat != player:
+                seen = ", ".join(name(c) for c in sorted(game.known[seat]))
+                lines.append(f"  hand: {len(game.hands[seat])} cards" + (f", seen: {seen}" if seen else ""))
+            pile = game.piles[seat]
+            lines.append(
+                f"  pile: {len(pile)} cards"
+                + (", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else "")
+            )
+            lines.extend("  " + row for row in game.grid_picture(seat))
+        if game.log:
+            lines.append("last: " + "; ".join(game.log))
+        return "\n".join(lines)
