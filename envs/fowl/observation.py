@@ -40,6 +40,9 @@ def pile_slots(options: FowlOptions) -> list[int]:
     return first
 
 
+#: Distinct piles whose `pile_order` rows an observer remembers (a pure cache).
+PILE_ROWS_KEPT = 50_000
+
 #: Where a Murder card can be, as the observer knows it (the `murder_whereabouts` piece).
 MURDER_PLACES = (
     "my hand",
@@ -59,15 +62,23 @@ class FowlObserver(Observer):
         super().__init__(options)
         n = options.num_players
         self._n, self._k, self._types = n, options.num_kinds, options.types
-        self._first_wile = options.num_birds
         #: Absolute seats in each observer's relative order.
-        self._seats = [np.array([(p + i) % n for i in range(n)]) for p in range(n)]
+        self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
+        self._seats = [np.array(seats) for seats in self._seat_lists]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
         self._murder = options.num_birds + Wile.MURDER
         self._murder_scale = 1.0 / max(1, options.murder_wiles)
         self._slots = pile_slots(options)
-        self._depth = [0.0] + [1.0 / d for d in range(1, options.deck_size + 1)]
+        self._pile_size = options.deck_size
+        self._margin = options.murder_margin
+        #: `pile_order` row of each pile seen so far, by its cards (piles change one card a turn).
+        self._pile_rows: dict[tuple[int, ...], np.ndarray] = {}
+        # A grid cell's features as one opaque item (a row of the table), so that encoding the
+        # grids gathers one item per cell instead of one float per feature: about twice as fast.
+        row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
+        self._cell_items = np.ascontiguousarray(self.table).view(row).ravel()
+        self._grid_items = self._parts.grids.view(row)
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -162,7 +173,7 @@ class FowlObserver(Observer):
     def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
         n, k, types = self._n, self._k, self._types
-        seats = self._seats[player]
+        seats = self._seat_lists[player]
         parts.decision[game.stage] = 1.0
         parts.acting[(game.to_act - player) % n] = 1.0
         hand = parts.my_hand
@@ -172,51 +183,51 @@ class FowlObserver(Observer):
             parts.pending_card[game.pending_card] = 1.0
             if game.pending_cell != EMPTY:
                 parts.pending_cell[game.pending_cell] = 1.0
-        parts.grids[:] = self.table[game.grids[seats]].ravel()
-        parts.pile_contents[:] = game.pile_counts[seats].ravel()
+        self._grid_items[:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+        parts.pile_contents[:] = game.pile_counts[self._seats[player]].ravel()
         tops, order, known, recorded = (
             parts.pile_tops,
             parts.pile_order,
             parts.known_hands,
             parts.recorded_types,
         )
-        first_wile, slots, depth = self._first_wile, self._slots, self._depth
-        size = len(order) // n
+        size, rows = self._pile_size, self._pile_rows
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
                 tops[i * k + pile[-1]] = 1.0
-                base = i * size
-                used = [0, 0, 0, 0]  # copies of each wile kind already met, from the top down
-                for d, card in enumerate(reversed(pile), 1):
-                    if card < first_wile:
-                        order[base + card] = depth[d]
-                    else:
-                        kind = card - first_wile
-                        order[base + slots[card] + used[kind]] = depth[d]
-                        used[kind] += 1
+                key = tuple(pile)
+                row = rows.get(key)
+                if row is None:
+                    if len(rows) >= PILE_ROWS_KEPT:
+                        rows.clear()
+                    row = rows[key] = self._pile_row(pile)
+                order[i * size : (i + 1) * size] = row
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
             if game.recorded[seat]:
                 for t in game.recorded[seat]:
                     recorded[i * types + t] = 1.0
                 parts.arrested[i] = game.arrested(seat)
+        alive = game.alive
         parts.hand_sizes[:] = [len(game.hands[s]) * 0.25 for s in seats]
-        parts.playing[:] = [game.alive[s] for s in seats]
+        parts.playing[:] = [alive[s] for s in seats]
         parts.murdered[:] = [game.murdered[s] for s in seats]
         parts.caught[:] = [game.caught[s] for s in seats]
-        parts.scores[:] = [game.score(s) * self._score_scale for s in seats]
+        scores = [game.score(s) for s in seats]
+        parts.scores[:] = [score * self._score_scale for score in scores]
         in_grids = game.wiles_in_grids
         parts.wiles_in_grids[:] = [in_grids[w] > 0 for w in ESCALATION_WILES]
-        parts.escalation[0] = game.escalated
+        escalated = game.escalated
+        parts.escalation[0] = escalated
         parts.deck_size[0] = len(game.deck) * self._deck_scale
-        if game.alive[player]:
-            checks, threats = parts.murder_checks, parts.murder_threats
+        if alive[player]:
+            # game.murder_succeeds, with the scores and Escalation read once
+            checks, threats, margin = parts.murder_checks, parts.murder_threats, self._margin
             for i in range(1, n):
-                seat = seats[i]
-                if game.alive[seat]:
-                    checks[i] = game.murder_succeeds(player, seat)
-                    threats[i] = game.murder_succeeds(seat, player)
+                if alive[seats[i]]:
+                    checks[i] = escalated or scores[i] >= scores[0] + margin
+                    threats[i] = escalated or scores[0] >= scores[i] + margin
         murder, scale, where = self._murder, self._murder_scale, parts.murder_whereabouts
         mine = game.hands[player].count(murder)
         on_top = lower = seen = 0
@@ -233,11 +244,20 @@ class FowlObserver(Observer):
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
 
+    def _pile_row(self, pile: list[int]) -> np.ndarray:
+        """One pile's `pile_order` entries: 1 / depth in each card's slot."""
+        row = np.zeros(self._pile_size, dtype=np.float32)
+        used = [0] * self._k  # copies of each card id met so far from the top (only wiles repeat)
+        for depth, card in enumerate(reversed(pile), 1):
+            row[self._slots[card] + used[card]] = 1.0 / depth
+            used[card] += 1
+        return row
+
     def view(self, game: FowlGame, player: int) -> str:
         """The table as `player` sees it: own hand, every grid and pile, what was seen in other hands."""
         name = game.card_name
         lines = [
-            f"Murder Most Fowl - you are player_{player}; turn {game.turn}; deck {len(game.deck)} cards; "
+            f"Murder Most Fowl - you are player_{player}; turn {game.turn}; deck {_cards(len(game.deck))}; "
             f"escalation {'yes' if game.escalated else 'no'}"
         ]
         if game.over:
@@ -264,13 +284,15 @@ class FowlObserver(Observer):
             lines.append(f"{who}: " + "; ".join(marks))
             if seat != player:
                 seen = ", ".join(name(c) for c in sorted(game.known[seat]))
-                lines.append(f"  hand: {len(game.hands[seat])} cards" + (f", seen: {seen}" if seen else ""))
+                lines.append(f"  hand: {_cards(len(game.hands[seat]))}" + (f", seen: {seen}" if seen else ""))
             pile = game.piles[seat]
-            lines.append(
-                f"  pile: {len(pile)} cards"
-                + (", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else "")
-            )
+            top_first = ", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else ""
+            lines.append(f"  pile: {_cards(len(pile))}{top_first}")
             lines.extend("  " + row for row in game.grid_picture(seat))
         if game.log:
             lines.append("last: " + "; ".join(game.log))
         return "\n".join(lines)
+
+
+def _cards(count: int) -> str:
+    return f"{count} card" if count == 1 else f"{count} cards"
