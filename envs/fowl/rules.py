@@ -95,8 +95,9 @@ class FowlOptions:
     swap_wiles: int = 2
     #: Murder wiles (value 4) in the deck (seed: 1).
     murder_wiles: int = 1
-    #: Each player's area is a grid_size x grid_size grid, first card in the centre (house: 9).
-    grid_size: int = 9
+    #: Each player's area is a grid_size x grid_size grid, first card in the centre (house: 11; the
+    #: published game lays cards on an open table).
+    grid_size: int = 11
     #: Shortest route that scores (seed: 4).
     min_route: int = 4
     #: A murder succeeds without Escalation if the victim's score is at least this much above

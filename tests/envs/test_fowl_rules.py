@@ -9,7 +9,7 @@ import pytest
 
 import envs
 from envs.core.agents import RandomAgent
-from envs.core.testing import apply_script
+from envs.core.testing import apply_script, play
 from envs.fowl import BaselineAgent
 from envs.fowl.observation import FowlObserver
 from envs.fowl.rules import (
@@ -59,6 +59,7 @@ def route_birds(rows: list[str]) -> dict[tuple[int, int], tuple[int, int]]:
 def table(n=2, hands=(), piles=(), grids=(), deck_top=(), deck=None, seed=0, **options):
     """A fresh env with stacked hands, piles (bottom first), grids (pictures starting at the centre
     unless given as {(row, col): token}) and deck; the rest of the cards lie under `deck_top`."""
+    options.setdefault("grid_size", 9)  # the transcripts were written on 9x9 grids, centre (4, 4)
     env = envs.make(NAME, num_players=n, **options)
     env.reset(seed=seed)
     opts = env.options
@@ -221,6 +222,16 @@ def test_setup_uses_the_seed_table_of_bird_types(n, types):
     cards = sorted(g.deck + [c for p in g.piles for c in p] + [c for h in g.hands for c in h])
     assert cards == sorted(full_deck(env.options))
     assert env.agent_selection == "player_0" and env.decision() == "first draw"
+
+
+def test_the_default_grid_is_eleven_by_eleven_and_nine_stays_an_option():
+    assert envs.make(NAME).options.grid_size == 11
+    for size, centre in ((11, (5, 5)), (9, (4, 4))):
+        env = table(grid_size=size, hands=[["B1", "B2"], ["P1", "P2"]], deck_top=["G1", "G2"])
+        a = Acts(env)
+        apply_script(env, [a.deck, a.deck, a.discard("G1"), a.play("B1")])
+        assert legal(env) == {a.own(*centre)}  # the first card goes on the centre cell
+        assert env.action_space("player_0").n == 1 + 2 + 2 * 44 + 2 * size * size + 1
 
 
 def test_impossible_options_are_clear_errors():
@@ -725,6 +736,23 @@ def test_baseline_beats_uniform_random_play_clearly():
             player = baseline if agent == seat else rand
             env.step(player.act(obs["observation"], obs["action_mask"]))
     assert wins / games >= 0.75, f"baseline won only {wins}/{games}"
+
+
+@pytest.mark.parametrize(("n", "games"), [(3, 20), (4, 12)])
+def test_the_one_murder_card_is_played_at_most_once_in_baseline_self_play(n, games):
+    """Before the fix the Murder went back on a pile and most 3- and 4-player games had 2 or 3 murders."""
+    env = envs.make(NAME, num_players=n)
+    agents = [BaselineAgent(env.options) for _ in range(n)]
+    played = []
+    for seed in range(games):
+        env.reset(seed=seed)
+        murders = 0
+        for agent, obs in play(env, lambda a, o: agents[int(a[7:])].act(o["observation"], o["action_mask"])):
+            murders += env.game.stage == Decision.MURDER_TARGET  # this decision names the victim
+        played.append(murders)
+        assert env.game.wiles_in_grids[Wile.MURDER] == murders
+    assert max(played) <= 1
+    assert sum(played) >= 1  # the baseline does murder when the check succeeds
 
 
 def test_baseline_murders_only_when_the_check_succeeds():
