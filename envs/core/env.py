@@ -196,6 +196,13 @@ class CardGameEnv(AECEnv):
         # Future chance events are hidden too: give them fresh randomness as well.
         game.rng = self._np_random = np.random.default_rng(future_seed)
 
+    def view(self, agent: str) -> str:
+        """The table as `agent` sees it (its own cards, public cards, counts), never hidden cards."""
+        game = self._require_game("view")
+        if agent not in self._index:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return self.observer.view(game, self._index[agent])
+
     def has_potential(self) -> bool:
         """True if this game defines `Game.potential` (training's reward shaping reads it)."""
         return self.game_cls.potential is not Game.potential
