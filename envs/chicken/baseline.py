@@ -33,7 +33,8 @@ def feet_law(deck: int, feet_left: int, cards: int) -> list[float]:
     """P(exactly f feet among `cards` drawn from a deck of `deck` holding `feet_left`), f = 0, 1, ..."""
     total = comb(deck, cards)
     return [
-        comb(feet_left, f) * comb(deck - feet_left, cards - f) / total for f in range(min(cards, feet_left) + 1)
+        comb(feet_left, f) * comb(deck - feet_left, cards - f) / total
+        for f in range(min(cards, feet_left) + 1)
     ]
 
 

@@ -17,6 +17,11 @@ def number_points(options: ChickenOptions) -> int:
     return options.copies_per_value * options.max_value * (options.max_value + 1) // 2
 
 
+def count_of(k: int, one: str, many: str | None = None) -> str:
+    """'1 foot', '2 feet', '0 numbers'."""
+    return f"{k} {one if k == 1 else many or one + 's'}"
+
+
 class ChickenObserver(Observer):
     """Builds a Chicken observation from named pieces."""
 
@@ -28,18 +33,33 @@ class ChickenObserver(Observer):
         lowest = -options.max_rounds * points
         highest = options.max_rounds * (number_points(options) + options.foot_bonus) / options.target
         return [
-            Piece("acting_seat", n, "one-hot relative seat whose decision it is (none once the game is over)"),
+            Piece(
+                "acting_seat", n, "one-hot relative seat whose decision it is (none once the game is over)"
+            ),
             Piece(
                 "my_numbers",
                 v,
                 "my face-down number cards this round: count of each value 1..max_value / copies_per_value",
             ),
-            Piece("my_round_points", 1, "sum of my number cards this round / target", 0.0, points),
+            Piece(
+                "my_round_points",
+                1,
+                "sum of my number cards this round / target (at most every number card: N / target)",
+                0.0,
+                points,
+            ),
             Piece(
                 "number_cards_held", n, "number cards each seat holds this round (relative seats) / deck size"
             ),
             Piece("feet", n, "chicken feet in front of each seat (relative seats) / 2, capped at 1"),
-            Piece("scores", n, "each seat's score / target (relative seats)", lowest, highest),
+            Piece(
+                "scores",
+                n,
+                "each seat's score / target (relative seats); a tally moves a score by -N..N + foot_bonus, "
+                "once a round: max_rounds x that / target",
+                lowest,
+                highest,
+            ),
             Piece(
                 "unseen_numbers",
                 v,
@@ -102,12 +122,12 @@ class ChickenObserver(Observer):
         ]
         for seat in range(n):
             numbers = game.numbers[seat]
-            feet = f"{game.feet[seat]} foot" if game.feet[seat] == 1 else f"{game.feet[seat]} feet"
+            feet = count_of(game.feet[seat], "foot", "feet")
             if seat == player:
                 shown = " ".join(str(v) for v in sorted(numbers)) or "-"
                 cards = f"numbers [{shown}] (sum {sum(numbers)})"
             else:
-                cards = f"{len(numbers)} face-down numbers"
+                cards = count_of(len(numbers), "face-down number")
             marks = []
             if not game.over:
                 if seat == game.to_act:
@@ -130,12 +150,13 @@ class ChickenObserver(Observer):
             lines.append("game over" + (": truncated by the round cap" if game.truncated else ""))
         elif game.to_act == player:
             low, high = game.bid + 1, game.max_bid()
-            bids = f"bid {low}..{high}" if low < high else f"bid {low}" if low == high else "no bid left"
-            lines.append(
-                f"your decision: pass or {bids} (bid phase started by player_{game.starter}; "
-                "if everyone passes without a bid, the starter draws 1)"
-            )
+            choice = "pass (no higher bid is allowed)" if low > high else f"pass or bid {low}..{high}"
+            if low == high:
+                choice = f"pass or bid {low}"
+            starter = f"bid phase started by player_{game.starter}"
+            if game.high_bidder < 0:
+                starter += "; if everyone passes, they draw 1"
+            lines.append(f"your decision: {choice} ({starter})")
         else:
             lines.append(f"waiting for player_{game.to_act} to bid or pass")
         return "\n".join(lines)
-

@@ -152,15 +152,16 @@ class ChickenGame(Game):
         return -1
 
     def _draw(self, player: int, count: int) -> None:
-        feet = 0
-        for _ in range(count):
-            card = self.deck.pop()
-            if card == FOOT:
-                feet += 1
-            else:
-                self.numbers[player].append(card)
+        drawn = self.deck[-count:][::-1]  # the top of the deck is its end
+        del self.deck[-count:]
+        feet = drawn.count(FOOT)
+        self.numbers[player].extend(card for card in drawn if card != FOOT)
         self.feet[player] += feet
-        self.log.append(f"player_{player} draws {count}: {count - feet} numbers, {feet} feet")
+        numbers = count - feet
+        self.log.append(
+            f"player_{player} draws {count}: {numbers} number{'' if numbers == 1 else 's'}, "
+            f"{feet} {'foot' if feet == 1 else 'feet'}"
+        )
         if self.feet[player] >= 2:
             self._end_round()
         else:
