@@ -2,7 +2,8 @@
 
 Each file records, at every decision, the acting agent, the kind of decision, its legal actions by
 name, the acting agent's observation split into its named pieces, its text view and the action
-taken; then the rewards. A test regenerates every file and diffs, so an unintended change to the
+taken (after the first `FULL_DECISIONS`, one line per decision: agent, decision, action); then
+the rewards. A test regenerates every file and diffs, so an unintended change to the
 rules or the encodings fails the suite; `make playthroughs` rewrites them after an intended one.
 
     python -m envs.core.playthrough --out tests/envs/playthroughs
@@ -22,6 +23,9 @@ from envs.core.testing import random_legal
 SEED = 0
 #: Pieces longer than this are written as their non-zero entries only.
 DENSE_UP_TO = 16
+#: Decisions written in full; later ones get one line each (agent and action), so a long random
+#: game stays a readable file while every action and the final rewards are still checked.
+FULL_DECISIONS = 150
 
 
 def _number(x: float) -> str:
@@ -57,6 +61,13 @@ def playthrough(name: str, num_players: int, seed: int = SEED) -> str:
         decision += 1
         legal = np.flatnonzero(obs["action_mask"]).tolist()
         action = random_legal(obs["action_mask"], rng)
+        if decision > FULL_DECISIONS:
+            if decision == FULL_DECISIONS + 1:
+                lines.append("")
+                lines.append(f"## decisions after {FULL_DECISIONS}: agent, decision, action")
+            lines.append(f"{decision}: {agent} '{env.decision()}' {action} {env.action_name(action)}")
+            env.step(action)
+            continue
         lines.append("")
         lines.append(f"## decision {decision}: {agent} deciding '{env.decision()}'")
         lines.append("legal: " + ", ".join(f"{a} {env.action_name(a)}" for a in legal))
