@@ -4,7 +4,6 @@ except as a count."""
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,24 +12,54 @@ from envs.chicken.rules import ChickenGame, ChickenOptions
 from envs.core import Observer, Piece
 
 
+def number_points(options: ChickenOptions) -> int:
+    """The sum of every number card in the deck: no round tally can move a score by more (+ bonus)."""
+    return options.copies_per_value * options.max_value * (options.max_value + 1) // 2
+
+
+def count_of(k: int, one: str, many: str | None = None) -> str:
+    """'1 foot', '2 feet', '0 numbers'."""
+    return f"{k} {one if k == 1 else many or one + 's'}"
+
+
 class ChickenObserver(Observer):
     """Builds a Chicken observation from named pieces."""
 
     def layout(self, options: ChickenOptions) -> list[Piece]:
-        """The named pieces, in order."""
+        """The named pieces, in order; every range is a true bound derived from the options."""
         n, v = options.num_players, options.max_value
+        points = number_points(options) / options.target
+        # A tally moves a score by at most the deck's number points (+ the foot bonus), once a round.
+        lowest = -options.max_rounds * points
+        highest = options.max_rounds * (number_points(options) + options.foot_bonus) / options.target
         return [
+            Piece(
+                "acting_seat", n, "one-hot relative seat whose decision it is (none once the game is over)"
+            ),
             Piece(
                 "my_numbers",
                 v,
                 "my face-down number cards this round: count of each value 1..max_value / copies_per_value",
             ),
-            Piece("my_round_points", 1, "sum of my number cards this round / target", 0.0, math.inf),
+            Piece(
+                "my_round_points",
+                1,
+                "sum of my number cards this round / target (at most every number card: N / target)",
+                0.0,
+                points,
+            ),
             Piece(
                 "number_cards_held", n, "number cards each seat holds this round (relative seats) / deck size"
             ),
             Piece("feet", n, "chicken feet in front of each seat (relative seats) / 2, capped at 1"),
-            Piece("scores", n, "each seat's score / target (relative seats)", -math.inf, math.inf),
+            Piece(
+                "scores",
+                n,
+                "each seat's score / target (relative seats); a tally moves a score by -N..N + foot_bonus, "
+                "once a round: max_rounds x that / target",
+                lowest,
+                highest,
+            ),
             Piece(
                 "unseen_numbers",
                 v,
@@ -42,6 +71,11 @@ class ChickenObserver(Observer):
             Piece("high_bidder", n, "one-hot relative seat of the high bidder"),
             Piece("still_bidding", n, "1 for each relative seat that has not passed this bid phase"),
             Piece("phase_starter", n, "one-hot relative seat that started this bid phase"),
+            Piece(
+                "round_starter",
+                n,
+                "one-hot relative seat that started this round (the next round starts at its left)",
+            ),
             Piece("round_progress", 1, "rounds played / max_rounds"),
         ]
 
@@ -49,25 +83,80 @@ class ChickenObserver(Observer):
         """Write what `player` may know."""
         opts = game.options
         n = game.num_players
-        seats = [(player + i) % n for i in range(n)]
         copies = opts.copies_per_value
-        held = np.bincount(game.numbers[player], minlength=opts.max_value + 1)[1:]
+        mine = game.numbers[player]
+        held = np.bincount(mine, minlength=opts.max_value + 1)[1:]
         parts.my_numbers[:] = held / copies
-        parts.my_round_points[0] = sum(game.numbers[player]) / opts.target
+        parts.my_round_points[0] = sum(mine) / opts.target
         parts.unseen_numbers[:] = (copies - held) / copies
         visible_feet = 0
-        for i, seat in enumerate(seats):
+        for i in range(n):
+            seat = (player + i) % n
             parts.number_cards_held[i] = len(game.numbers[seat]) / opts.deck_size
             parts.feet[i] = min(game.feet[seat] / 2.0, 1.0)
             parts.scores[i] = game.scores[seat] / opts.target
             visible_feet += game.feet[seat]
             parts.still_bidding[i] = float(game.active[seat])
-            if seat == game.high_bidder:
-                parts.high_bidder[i] = 1.0
-            if seat == game.starter:
-                parts.phase_starter[i] = 1.0
+        # Seat s sits at relative index (s - player) mod n.
+        if not game.over:
+            parts.acting_seat[(game.to_act - player) % n] = 1.0
+        if game.high_bidder >= 0:
+            parts.high_bidder[(game.high_bidder - player) % n] = 1.0
+        parts.phase_starter[(game.starter - player) % n] = 1.0
+        parts.round_starter[(game.round_starter - player) % n] = 1.0
         if opts.feet:
             parts.feet_in_deck[0] = (opts.feet - visible_feet) / opts.feet
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         parts.current_bid[0] = game.bid / opts.bid_cap
         parts.round_progress[0] = game.round / opts.max_rounds
+
+    def view(self, game: ChickenGame, player: int) -> str:
+        """The table as `player` sees it: their own numbers, every public count, bid and score."""
+        opts = game.options
+        n = game.num_players
+        feet_in_deck = opts.feet - sum(game.feet)
+        lines = [
+            f"Chicken - you are player_{player}; round {game.round} of at most {opts.max_rounds}, "
+            f"started by player_{game.round_starter}; first to {opts.target} wins",
+            f"deck: {len(game.deck)} cards, {feet_in_deck} of them chicken feet",
+        ]
+        for seat in range(n):
+            numbers = game.numbers[seat]
+            feet = count_of(game.feet[seat], "foot", "feet")
+            if seat == player:
+                shown = " ".join(str(v) for v in sorted(numbers)) or "-"
+                cards = f"numbers [{shown}] (sum {sum(numbers)})"
+            else:
+                cards = count_of(len(numbers), "face-down number")
+            marks = []
+            if not game.over:
+                if seat == game.to_act:
+                    marks.append("to act")
+                if seat == game.high_bidder:
+                    marks.append(f"high bid {game.bid}")
+                if not game.active[seat]:
+                    marks.append("passed")
+            name = f"player_{seat}" + (" (you)" if seat == player else "")
+            lines.append(
+                f"  {name}: score {game.scores[seat]}, {feet}, {cards}"
+                + (f"  [{', '.join(marks)}]" if marks else "")
+            )
+        if game.round > 1 or game.over:
+            tally = ", ".join(f"player_{p} {t:+d}" for p, t in enumerate(game.last_tally))
+            lines.append(f"last round's tally: {tally}")
+        if game.log:
+            lines.append("last: " + "; ".join(game.log))
+        if game.over:
+            lines.append("game over" + (": truncated by the round cap" if game.truncated else ""))
+        elif game.to_act == player:
+            low, high = game.bid + 1, game.max_bid()
+            choice = "pass (no higher bid is allowed)" if low > high else f"pass or bid {low}..{high}"
+            if low == high:
+                choice = f"pass or bid {low}"
+            starter = f"bid phase started by player_{game.starter}"
+            if game.high_bidder < 0:
+                starter += "; if everyone passes, they draw 1"
+            lines.append(f"your decision: {choice} ({starter})")
+        else:
+            lines.append(f"waiting for player_{game.to_act} to bid or pass")
+        return "\n".join(lines)

@@ -105,6 +105,8 @@ class ChickenGame(Game):
         self.scores = [0] * n
         self.round = 0
         self.round_starter = 0
+        #: Each seat's score change at the last tally (public: the scores show it); zeros before.
+        self.last_tally = [0] * n
         self.log: list[str] = []
         self._terminal = False
         self._truncated = False
@@ -117,13 +119,18 @@ class ChickenGame(Game):
 
     # ----- round and phase flow ---------------------------------------------------------------
     def _start_round(self, starter: int) -> None:
-        n = self.num_players
         self.round += 1
         self.round_starter = starter
+        self._gather_and_shuffle()
+        self._start_bid_phase(starter)
+
+    def _gather_and_shuffle(self) -> None:
+        # Every card goes back into the deck. This also happens after the game's last tally, so a
+        # finished game holds no face-down card whose sum the tally revealed.
+        n = self.num_players
         self.deck = shuffled(full_deck(self.options), self.rng)
         self.numbers: list[list[int]] = [[] for _ in range(n)]
         self.feet = [0] * n
-        self._start_bid_phase(starter)
 
     def _start_bid_phase(self, starter: int) -> None:
         if not self.deck:  # house: an empty deck ends the round
@@ -145,13 +152,16 @@ class ChickenGame(Game):
         return -1
 
     def _draw(self, player: int, count: int) -> None:
-        for _ in range(count):
-            card = self.deck.pop()
-            if card == FOOT:
-                self.feet[player] += 1
-            else:
-                self.numbers[player].append(card)
-        self.log.append(f"player_{player} draws {count}")
+        drawn = self.deck[-count:][::-1]  # the top of the deck is its end
+        del self.deck[-count:]
+        feet = drawn.count(FOOT)
+        self.numbers[player].extend(card for card in drawn if card != FOOT)
+        self.feet[player] += feet
+        numbers = count - feet
+        self.log.append(
+            f"player_{player} draws {count}: {numbers} number{'' if numbers == 1 else 's'}, "
+            f"{feet} {'foot' if feet == 1 else 'feet'}"
+        )
         if self.feet[player] >= 2:
             self._end_round()
         else:
@@ -159,15 +169,19 @@ class ChickenGame(Game):
 
     def _end_round(self) -> None:
         opts = self.options
-        for p in range(self.num_players):
-            self.scores[p] += round_points(self.numbers[p], self.feet[p], opts.foot_bonus)
-        self.log.append(f"round {self.round} ends: scores {self.scores}")
+        self.last_tally = [
+            round_points(self.numbers[p], self.feet[p], opts.foot_bonus) for p in range(self.num_players)
+        ]
+        self.scores = [s + t for s, t in zip(self.scores, self.last_tally)]
+        self.log.append(f"round {self.round} ends: tally {self.last_tally}, scores {self.scores}")
+        # Our reading of the seed's "if any players are tied": tied for the lead.
         leaders = best_players(self.scores)
         if max(self.scores) >= opts.target and len(leaders) == 1:
             self._terminal = True
-            return
-        if self.round >= opts.max_rounds:
+        elif self.round >= opts.max_rounds:
             self._truncated = True
+        if self.over:
+            self._gather_and_shuffle()
             return
         self._start_round((self.round_starter + 1) % self.num_players)
 
@@ -219,16 +233,26 @@ class ChickenGame(Game):
         return "pass" if action == 0 else f"bid {action}"
 
     def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Shuffle the deck and every other player's face-down numbers back together and re-deal."""
+        """Re-deal the number cards `player` has not seen among the other hands and the deck.
+
+        Exact: the deck was a uniform shuffle and `player` saw only which seat drew how many
+        numbers and feet, and the values of their own numbers. So, given that, the unseen numbers
+        lie uniformly over the other players' face-down slots and the deck's number slots, and the
+        deck's order is uniform. Feet never move: every face-down card is a number, and the feet
+        left in the deck are the feet nobody has drawn.
+        """
         others = [p for p in range(self.num_players) if p != player]
-        pool = list(self.deck)
+        feet_in_deck = self.deck.count(FOOT)
+        pool = [card for card in self.deck if card != FOOT]
         for p in others:
             pool.extend(self.numbers[p])
         pool = shuffled(pool, rng)
+        start = 0
         for p in others:
-            k = len(self.numbers[p])
-            self.numbers[p], pool = pool[:k], pool[k:]
-        self.deck = pool
+            end = start + len(self.numbers[p])
+            self.numbers[p] = pool[start:end]
+            start = end
+        self.deck = shuffled(pool[start:] + [FOOT] * feet_in_deck, rng)
 
     def clone(self) -> ChickenGame:
         """An independent copy (faster than a deep copy)."""
@@ -240,18 +264,20 @@ class ChickenGame(Game):
         other.deck = list(self.deck)
         other.numbers = [list(ns) for ns in self.numbers]
         other.feet = list(self.feet)
+        other.last_tally = list(self.last_tally)
         other.active = list(self.active)
         return other
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything, as plain values."""
+        """Everything, as plain values (hands sorted: the order of face-down cards never matters)."""
         return {
             "round": self.round,
             "round_starter": self.round_starter,
             "starter": self.starter,
             "scores": list(self.scores),
+            "last_tally": list(self.last_tally),
             "deck": list(self.deck),
-            "numbers": [list(ns) for ns in self.numbers],
+            "numbers": [sorted(ns) for ns in self.numbers],
             "feet": list(self.feet),
             "bid": self.bid,
             "high_bidder": self.high_bidder,
@@ -278,6 +304,8 @@ class ChickenGame(Game):
                 f"  player_{p}: score {self.scores[p]:>4}  feet {self.feet[p]}  "
                 f"numbers [{numbers}]" + (f"  ({', '.join(marks)})" if marks else "")
             )
+        if self.round > 1 or self.over:
+            lines.append(f"  last tally: {self.last_tally}")
         if self.over:
             lines.append("  game over" + (" (truncated)" if self._truncated else ""))
         if self.log:

@@ -4,7 +4,8 @@ It values a grid as its best route score plus half the best "partial route" (sam
 birds are enough), so it builds towards routes before they score. Every decision is greedy on
 that value: birds go where they add most, a discard-pile top is taken only if it adds at least a
 point, the least useful card is discarded, Discard and Swap wiles hit the opponent who loses most,
-and a Murder is played only when the check will succeed (it is thrown away otherwise).
+and a Murder is played only when the check will succeed (it is kept otherwise), on the cell of its
+own grid beside the fewest birds.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from envs.core.agents import Agent
 from envs.fowl.observation import FowlObserver
-from envs.fowl.rules import Decision, FowlOptions, Wile, action_layout, best_route, grid_neighbours
+from envs.fowl.rules import Decision, FowlOptions, Wile, action_layout, best_route, full_deck, grid_neighbours
 
 #: Weight of the partial-route value next to the real score.
 PARTIAL_WEIGHT = 0.5
@@ -26,6 +27,9 @@ KEEP_BLOCKING, KEEP_MURDER = 0.3, 5.0
 ARMING_PENALTY = 3.0
 #: Value of a Murder that would succeed now: above everything else.
 WINNING_MURDER = 100.0
+#: A murder that ends the game is not tried while the chance of being arrested at once is above this
+#: (unless the victim is winning anyway); after Escalation the one Murder card can wait in my hand.
+MAX_ARREST_RISK = 0.35
 #: Grid values remembered between decisions (a pure cache: it never changes a decision).
 CACHE_SIZE = 20_000
 
@@ -65,6 +69,7 @@ class BaselineAgent(Agent):
         self.blocks = {b.name: b.start for b in self.layout.blocks}
         self.neighbours = grid_neighbours(self.options.grid_size)
         self._values: dict = {}
+        self._full_counts = np.bincount(full_deck(self.options), minlength=self.options.num_kinds)
 
     # ----- reading the observation -----------------------------------------------------------
     def _read(self, observation: np.ndarray) -> dict:
@@ -81,6 +86,13 @@ class BaselineAgent(Agent):
         grids = np.where(is_bird, bird_ids, -1)
         grids = np.where(wile.sum(axis=2) > 0, opts.num_birds + wile.argmax(axis=2), grids).astype(int)
         tops = parts["pile_tops"].reshape(n, k)
+        known = np.rint(parts["known_hands"].reshape(n, k)).astype(int)
+        hand_counts = np.rint(parts["my_hand"]).astype(int)
+        # Cards nobody has seen: in the deck or hidden in other hands.
+        unseen = self._full_counts - hand_counts - known.sum(axis=0)
+        unseen -= np.rint(parts["pile_contents"].reshape(n, k)).astype(int).sum(axis=0)
+        placed = grids[grids >= 0]
+        unseen -= np.bincount(placed, minlength=k)[:k]
         return {
             "decision": int(np.argmax(parts["decision"])),
             "hand": np.repeat(np.arange(k), np.rint(parts["my_hand"]).astype(int)).tolist(),
@@ -89,8 +101,12 @@ class BaselineAgent(Agent):
             "grids": grids,
             "tops": [int(np.argmax(tops[i])) if tops[i].any() else -1 for i in range(n)],
             "playing": parts["playing"] > 0.5,
-            "barred": parts["barred_types"].reshape(n, t) > 0.5,
+            # Routes ending in a type recorded against a seat would get it arrested: not worth building.
+            "barred": parts["recorded_types"].reshape(n, t) > 0.5,
             "scores": np.rint(parts["scores"] * opts.max_score).astype(int),
+            "known": known,
+            "hidden_in_hand": np.rint(parts["hand_sizes"] * 4).astype(int) - known.sum(axis=1),
+            "unseen": unseen,
             "escalation": bool(parts["escalation"][0] > 0.5),
             "wiles_in_grids": (parts["wiles_in_grids"] > 0.5).tolist(),
         }
@@ -166,14 +182,49 @@ class BaselineAgent(Agent):
         return out
 
     def _murder_target(self, view: dict) -> int:
-        """Relative seat a Murder would succeed against (the highest scorer), or -1."""
+        """Relative seat a Murder would succeed against (the highest scorer), or -1.
+
+        When the murder would end the game (two players left) and would likely get me arrested at
+        once, there is no target, unless the victim is ahead of me anyway.
+        """
         margin = self.options.murder_margin
         best, target = -1, -1
         for seat in range(1, self.options.num_players):
             ok = view["escalation"] or view["scores"][seat] >= view["scores"][0] + margin
             if view["playing"][seat] and ok and view["scores"][seat] > best:
                 best, target = view["scores"][seat], seat
+        ends_game = target > 0 and view["playing"].sum() == 2
+        if (
+            ends_game
+            and view["scores"][target] <= view["scores"][0]
+            and self._arrest_risk(view, target) > MAX_ARREST_RISK
+        ):
+            return -1
         return target
+
+    def _arrest_risk(self, view: dict, seat: int) -> float:
+        """Chance that the victim's hand holds the end type of every best route of mine."""
+        opts = self.options
+        birds = self._birds(view["grids"][0])
+        score = best_route(birds, opts.min_route)[0]
+        if score == 0:
+            return 0.0  # no route, no arrest
+        top, risk = opts.max_value, 1.0
+        for kind in range(opts.types):
+            others = [t for t in range(opts.types) if t != kind]
+            if best_route(birds, opts.min_route, others)[0] < score:
+                continue  # no best route ends in this type
+            if view["known"][seat, kind * top : (kind + 1) * top].any():
+                continue  # seen in their hand: certain
+            # Their hidden cards are drawn from everything unseen: none of them of this type?
+            unseen = int(view["unseen"].sum())
+            of_kind = int(view["unseen"][kind * top : (kind + 1) * top].sum())
+            hidden = int(view["hidden_in_hand"][seat])
+            miss = 1.0
+            for i in range(hidden):
+                miss *= max(unseen - of_kind - i, 0) / max(unseen - i, 1)
+            risk *= 1.0 - miss
+        return risk
 
     def _card_value(self, view: dict, card: int, playing: bool) -> float:
         """How much this card is worth to me: to play now, or (not `playing`) to keep."""
@@ -213,6 +264,12 @@ class BaselineAgent(Agent):
                 best = (gain + loss, mine, seat, cell)
         return best
 
+    def _quiet_cell(self, view: dict, cells: list[int]) -> int:
+        """The cell of my grid beside the fewest birds (a wile there breaks the fewest routes)."""
+        grid = view["grids"][0]
+        birds = self.options.num_birds
+        return min(cells, key=lambda cell: (sum(0 <= grid[nb] < birds for nb in self.neighbours[cell]), cell))
+
     def _blocking_cell(self, view: dict, legal: np.ndarray) -> int:
         """A legal Blocking action beside as many of the leading opponent's birds as possible."""
         cells, start = self.options.cells, self.blocks["opponent_cell"]
@@ -244,6 +301,8 @@ class BaselineAgent(Agent):
         if decision == Decision.PLACE_BIRD:
             cells = (legal - b["own_cell"]).tolist()
             return b["own_cell"] + self._best_cell(view, view["pending_card"], cells)[1]
+        if decision == Decision.MURDER_CELL:
+            return b["own_cell"] + self._quiet_cell(view, (legal - b["own_cell"]).tolist())
         if decision == Decision.SWAP_CELL:
             cell = self._swap_plan(view)[1]
             return b["own_cell"] + cell if action_mask[b["own_cell"] + cell] else int(legal[0])

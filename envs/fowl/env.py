@@ -12,7 +12,7 @@ class raw_env(CardGameEnv, name="murder_most_fowl_v0"):  # noqa: N801 - PettingZ
 
     Options (keyword arguments, defaults in brackets): num_players [2] (2-4), num_types [None:
     4/5/6 bird types for 2/3/4 players], max_value [10], blocking_wiles [4], discard_wiles [3],
-    swap_wiles [2], murder_wiles [1], grid_size [9], min_route [4], murder_margin [4]. Rules,
+    swap_wiles [2], murder_wiles [1], grid_size [11], min_route [4], murder_margin [4]. Rules,
     action table and observation layout: docs/games/murder_most_fowl_v0.md.
     """
 

@@ -9,29 +9,49 @@ from types import SimpleNamespace
 import numpy as np
 
 from envs.core import Observer, Piece
-from envs.fowl.rules import EMPTY, GRID_WILES, Decision, FowlGame, FowlOptions, Wile
+from envs.fowl.rules import EMPTY, ESCALATION_WILES, TYPE_NAMES, Decision, FowlGame, FowlOptions, Wile
 
 
 def cell_features(options: FowlOptions) -> np.ndarray:
     """Lookup table card id -> features of a grid cell; its last row (index EMPTY) is all zeros.
 
-    Features: one-hot bird type (num_types), bird value / max_value, one-hot grid wile
-    (Blocking, Discard, Swap).
+    Features: one-hot bird type (num_types), bird value / max_value, one-hot wile (Blocking,
+    Discard, Swap, Murder).
     """
     types, top = options.types, options.max_value
-    table = np.zeros((options.num_kinds + 1, types + 1 + len(GRID_WILES)), dtype=np.float32)
+    table = np.zeros((options.num_kinds + 1, types + 1 + len(Wile)), dtype=np.float32)
     for card in range(options.num_birds):
         t, v = divmod(card, top)
         table[card, t] = 1.0
         table[card, types] = (v + 1) / top
-    for kind in GRID_WILES:
+    for kind in Wile:
         table[options.num_birds + kind, types + 1 + kind] = 1.0
     assert EMPTY == -1  # the empty cell reads the last, all-zero row
     return table
 
 
+def pile_slots(options: FowlOptions) -> list[int]:
+    """First `pile_order` slot of each card id: a bird has one slot, a wile kind one per copy."""
+    first = list(range(options.num_birds))
+    slot = options.num_birds
+    for copies in options.wile_counts:
+        first.append(slot)
+        slot += copies
+    return first
+
+
+#: Distinct piles whose `pile_order` rows an observer remembers (a pure cache).
+PILE_ROWS_KEPT = 50_000
+
 #: Where a Murder card can be, as the observer knows it (the `murder_whereabouts` piece).
-MURDER_PLACES = ("my hand", "pile top", "lower in a pile", "seen in another hand", "not seen")
+MURDER_PLACES = (
+    "my hand",
+    "pile top",
+    "lower in a pile",
+    "seen in another hand",
+    "played (in a grid)",
+    "not seen",
+)
 
 
 class FowlObserver(Observer):
@@ -43,17 +63,29 @@ class FowlObserver(Observer):
         n = options.num_players
         self._n, self._k, self._types = n, options.num_kinds, options.types
         #: Absolute seats in each observer's relative order.
-        self._seats = [np.array([(p + i) % n for i in range(n)]) for p in range(n)]
+        self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
+        self._seats = [np.array(seats) for seats in self._seat_lists]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
         self._murder = options.num_birds + Wile.MURDER
         self._murder_scale = 1.0 / max(1, options.murder_wiles)
+        self._slots = pile_slots(options)
+        self._pile_size = options.deck_size
+        self._margin = options.murder_margin
+        #: `pile_order` row of each pile seen so far, by its cards (piles change one card a turn).
+        self._pile_rows: dict[tuple[int, ...], np.ndarray] = {}
+        # A grid cell's features as one opaque item (a row of the table), so that encoding the
+        # grids gathers one item per cell instead of one float per feature: about twice as fast.
+        row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
+        self._cell_items = np.ascontiguousarray(self.table).view(row).ravel()
+        self._grid_items = self._parts.grids.view(row)
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
         n, k, c, t = options.num_players, options.num_kinds, options.cells, options.types
         f = self.table.shape[1]
         most_copies = float(max(1, *options.wile_counts))
+        copies = ", ".join(f"{w.name.title()} x{m}" for w, m in zip(Wile, options.wile_counts))
         return [
             Piece("decision", len(Decision), "one-hot kind of the decision being made (Decision enum order)"),
             Piece("acting", n, "one-hot relative seat whose decision it is"),
@@ -62,13 +94,14 @@ class FowlObserver(Observer):
             Piece(
                 "pending_cell",
                 c,
-                "one-hot cell of the acting player's grid whose Swap wile waits to be exchanged",
+                "one-hot cell of the acting player's grid where their Swap or Murder wile waits for its "
+                "target",
             ),
             Piece(
                 "grids",
                 n * c * f,
                 f"[relative seat][cell][{f} features]: one-hot bird type, bird value / max_value, "
-                "one-hot wile (Blocking, Discard, Swap); all zero = empty cell",
+                "one-hot wile (Blocking, Discard, Swap, Murder); all zero = empty cell",
             ),
             Piece("pile_tops", n * k, "[relative seat][card id] one-hot top card of each discard pile"),
             Piece(
@@ -78,12 +111,19 @@ class FowlObserver(Observer):
                 0.0,
                 most_copies,
             ),
+            Piece(
+                "pile_order",
+                n * options.deck_size,
+                "[relative seat][card slot] 1 / depth of each card in each discard pile (1 = top, 1/2 = "
+                "the card under it, ...; 0 = not in that pile); a bird's slot is its card id, then each "
+                f"wile kind has one slot per copy ({copies}), filled from the pile's top down",
+            ),
             Piece("hand_sizes", n, "cards in each relative seat's hand / 4"),
             Piece(
                 "known_hands",
                 n * k,
-                "[relative seat][card id] copies every player has seen go into that hand (taken from a "
-                "pile, or shown by a murder victim or a player who could not play)",
+                "[relative seat][card id] copies every player has seen go into that hand and not leave it "
+                "(taken from a pile top, or shown by a murder victim or a player who could not play)",
                 0.0,
                 most_copies,
             ),
@@ -91,12 +131,20 @@ class FowlObserver(Observer):
             Piece("murdered", n, "1 for each relative seat that was murdered"),
             Piece("caught", n, "1 for each relative seat caught after a failed murder"),
             Piece(
-                "barred_types",
+                "recorded_types",
                 n * t,
-                "[relative seat][bird type] 1 = type recorded against that murderer (arrest)",
+                "[relative seat][bird type] 1 = type recorded against that murderer (their victim held it)",
             ),
             Piece(
-                "wiles_in_grids", len(GRID_WILES), "1 if a Blocking / Discard / Swap wile lies in some grid"
+                "arrested",
+                n,
+                "1 for each relative seat whose every best route starts and ends with a type recorded "
+                "against it: scored now, it would be arrested and could not win",
+            ),
+            Piece(
+                "wiles_in_grids",
+                len(ESCALATION_WILES),
+                "1 if a Blocking / Discard / Swap wile lies in some grid (Escalation needs all three)",
             ),
             Piece("escalation", 1, "1 once Escalation has happened (murders always succeed)"),
             Piece("scores", n, "each relative seat's best route score now / (2 * max_value)"),
@@ -117,14 +165,15 @@ class FowlObserver(Observer):
                 "murder_whereabouts",
                 len(MURDER_PLACES),
                 "Murder cards / murder_wiles known to be: in my hand, on top of a pile, lower in a "
-                "pile, seen in another hand; and not seen (in the deck or an unseen hand card)",
+                "pile, seen in another hand, played into a grid; and not seen (in the deck or an unseen "
+                "hand card)",
             ),
         ]
 
     def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
         n, k, types = self._n, self._k, self._types
-        seats = self._seats[player]
+        seats = self._seat_lists[player]
         parts.decision[game.stage] = 1.0
         parts.acting[(game.to_act - player) % n] = 1.0
         hand = parts.my_hand
@@ -134,32 +183,51 @@ class FowlObserver(Observer):
             parts.pending_card[game.pending_card] = 1.0
             if game.pending_cell != EMPTY:
                 parts.pending_cell[game.pending_cell] = 1.0
-        parts.grids[:] = self.table[game.grids[seats]].ravel()
-        parts.pile_contents[:] = game.pile_counts[seats].ravel()
-        tops, known, barred = parts.pile_tops, parts.known_hands, parts.barred_types
+        self._grid_items[:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+        parts.pile_contents[:] = game.pile_counts[self._seats[player]].ravel()
+        tops, order, known, recorded = (
+            parts.pile_tops,
+            parts.pile_order,
+            parts.known_hands,
+            parts.recorded_types,
+        )
+        size, rows = self._pile_size, self._pile_rows
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
                 tops[i * k + pile[-1]] = 1.0
+                key = tuple(pile)
+                row = rows.get(key)
+                if row is None:
+                    if len(rows) >= PILE_ROWS_KEPT:
+                        rows.clear()
+                    row = rows[key] = self._pile_row(pile)
+                order[i * size : (i + 1) * size] = row
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
-            for t in game.barred[seat]:
-                barred[i * types + t] = 1.0
+            if game.recorded[seat]:
+                for t in game.recorded[seat]:
+                    recorded[i * types + t] = 1.0
+                parts.arrested[i] = game.arrested(seat)
+        alive = game.alive
         parts.hand_sizes[:] = [len(game.hands[s]) * 0.25 for s in seats]
-        parts.playing[:] = [game.alive[s] for s in seats]
+        parts.playing[:] = [alive[s] for s in seats]
         parts.murdered[:] = [game.murdered[s] for s in seats]
         parts.caught[:] = [game.caught[s] for s in seats]
-        parts.scores[:] = [game.score(s) * self._score_scale for s in seats]
-        parts.wiles_in_grids[:] = [count > 0 for count in game.wiles_in_grids]
-        parts.escalation[0] = game.escalated
+        scores = [game.score(s) for s in seats]
+        parts.scores[:] = [score * self._score_scale for score in scores]
+        in_grids = game.wiles_in_grids
+        parts.wiles_in_grids[:] = [in_grids[w] > 0 for w in ESCALATION_WILES]
+        escalated = game.escalated
+        parts.escalation[0] = escalated
         parts.deck_size[0] = len(game.deck) * self._deck_scale
-        if game.alive[player]:
-            checks, threats = parts.murder_checks, parts.murder_threats
+        if alive[player]:
+            # game.murder_succeeds, with the scores and Escalation read once
+            checks, threats, margin = parts.murder_checks, parts.murder_threats, self._margin
             for i in range(1, n):
-                seat = seats[i]
-                if game.alive[seat]:
-                    checks[i] = game.murder_succeeds(player, seat)
-                    threats[i] = game.murder_succeeds(seat, player)
+                if alive[seats[i]]:
+                    checks[i] = escalated or scores[i] >= scores[0] + margin
+                    threats[i] = escalated or scores[0] >= scores[i] + margin
         murder, scale, where = self._murder, self._murder_scale, parts.murder_whereabouts
         mine = game.hands[player].count(murder)
         on_top = lower = seen = 0
@@ -171,5 +239,60 @@ class FowlObserver(Observer):
                 lower += copies - top
             if seat != player:
                 seen += game.known[seat].count(murder)
+        played = in_grids[Wile.MURDER]
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
-        where[4] = (game.options.murder_wiles - mine - on_top - lower - seen) * scale
+        where[4] = played * scale
+        where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
+
+    def _pile_row(self, pile: list[int]) -> np.ndarray:
+        """One pile's `pile_order` entries: 1 / depth in each card's slot."""
+        row = np.zeros(self._pile_size, dtype=np.float32)
+        used = [0] * self._k  # copies of each card id met so far from the top (only wiles repeat)
+        for depth, card in enumerate(reversed(pile), 1):
+            row[self._slots[card] + used[card]] = 1.0 / depth
+            used[card] += 1
+        return row
+
+    def view(self, game: FowlGame, player: int) -> str:
+        """The table as `player` sees it: own hand, every grid and pile, what was seen in other hands."""
+        name = game.card_name
+        lines = [
+            f"Murder Most Fowl - you are player_{player}; turn {game.turn}; deck {_cards(len(game.deck))}; "
+            f"escalation {'yes' if game.escalated else 'no'}"
+        ]
+        if game.over:
+            winners = ", ".join(f"player_{p}" for p in game.winners()) or "nobody (every reward is 0)"
+            lines.append(f"game over: winner(s) {winners}")
+        else:
+            who = "you" if game.to_act == player else f"player_{game.to_act}"
+            doing = game.decision()
+            if game.pending_card != EMPTY:
+                doing += f" for {name(game.pending_card)}"
+                if game.pending_cell != EMPTY:
+                    doing += f" (waiting on {game.cell_name(game.pending_cell)})"
+            lines.append(f"to act: {who} - {doing}")
+        lines.append("your hand: " + (", ".join(name(c) for c in sorted(game.hands[player])) or "-"))
+        for i in range(self._n):
+            seat = (player + i) % self._n
+            status = "playing" if game.alive[seat] else ("murdered" if game.murdered[seat] else "caught")
+            marks = [status, f"score {game.score(seat)}"]
+            if game.recorded[seat]:
+                marks.append("recorded " + "/".join(TYPE_NAMES[t] for t in sorted(game.recorded[seat])))
+                if game.arrested(seat):
+                    marks.append("would be arrested")
+            who = f"player_{seat}" + (" (you)" if seat == player else "")
+            lines.append(f"{who}: " + "; ".join(marks))
+            if seat != player:
+                seen = ", ".join(name(c) for c in sorted(game.known[seat]))
+                lines.append(f"  hand: {_cards(len(game.hands[seat]))}" + (f", seen: {seen}" if seen else ""))
+            pile = game.piles[seat]
+            top_first = ", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else ""
+            lines.append(f"  pile: {_cards(len(pile))}{top_first}")
+            lines.extend("  " + row for row in game.grid_picture(seat))
+        if game.log:
+            lines.append("last: " + "; ".join(game.log))
+        return "\n".join(lines)
+
+
+def _cards(count: int) -> str:
+    return f"{count} card" if count == 1 else f"{count} cards"

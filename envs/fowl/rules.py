@@ -40,8 +40,9 @@ class Wile(IntEnum):
     MURDER = 3
 
 
-#: Wiles that can lie in a grid (all but Murder); Escalation needs one of each in some grid.
-GRID_WILES = (Wile.BLOCKING, Wile.DISCARD, Wile.SWAP)
+#: Escalation needs one wile of each of these kinds in some grid (the Murder's own value, 4, is not
+#: among them: it is the card that Escalation arms).
+ESCALATION_WILES = (Wile.BLOCKING, Wile.DISCARD, Wile.SWAP)
 
 
 class Decision(IntEnum):
@@ -57,7 +58,8 @@ class Decision(IntEnum):
     DISCARD_TARGET = 7
     SWAP_CELL = 8
     SWAP_TARGET = 9
-    MURDER_TARGET = 10
+    MURDER_CELL = 10
+    MURDER_TARGET = 11
 
 
 DECISION_NAMES = {
@@ -71,6 +73,7 @@ DECISION_NAMES = {
     Decision.DISCARD_TARGET: "Discard wile target",
     Decision.SWAP_CELL: "Swap wile cell",
     Decision.SWAP_TARGET: "Swap wile target",
+    Decision.MURDER_CELL: "Murder wile cell",
     Decision.MURDER_TARGET: "Murder target",
 }
 
@@ -92,8 +95,9 @@ class FowlOptions:
     swap_wiles: int = 2
     #: Murder wiles (value 4) in the deck (seed: 1).
     murder_wiles: int = 1
-    #: Each player's area is a grid_size x grid_size grid, first card in the centre (house: 9).
-    grid_size: int = 9
+    #: Each player's area is a grid_size x grid_size grid, first card in the centre (house: 11; the
+    #: published game lays cards on an open table).
+    grid_size: int = 11
     #: Shortest route that scores (seed: 4).
     min_route: int = 4
     #: A murder succeeds without Escalation if the victim's score is at least this much above
@@ -169,7 +173,11 @@ def action_layout(options: FowlOptions) -> ActionLayout:
             ("draw_pile", n, "draw the top card of the discard pile of relative seat id (0 = my own pile)"),
             ("discard", k, "put my card with card id = id on my discard pile (also the extra discard)"),
             ("play", k, "play my card with card id = id; its target follows as the next decision"),
-            ("own_cell", c, "put the bird, or the Swap wile, on my grid's cell id (= row * grid_size + col)"),
+            (
+                "own_cell",
+                c,
+                "put the bird, the Swap wile or the Murder wile on my grid's cell id (= row * grid_size + col)",
+            ),
             (
                 "opponent_cell",
                 (n - 1) * c,
@@ -285,8 +293,9 @@ class FowlGame(Game):
         self.alive = [True] * n
         self.murdered = [False] * n
         self.caught = [False] * n
-        #: Bird types each murderer may no longer score (their victims' recorded hand types).
-        self.barred: list[set[int]] = [set() for _ in range(n)]
+        #: Bird types recorded against each murderer (their victims' hand types): a best route
+        #: that starts and ends with one of them gets the murderer arrested.
+        self.recorded: list[set[int]] = [set() for _ in range(n)]
         self.to_act = 0
         self.stage = Decision.FIRST_DRAW
         self.first_from_pile = False
@@ -309,7 +318,8 @@ class FowlGame(Game):
         n = self.num_players
         self.frontier: list[set[int]] = []
         self.bird_cells: list[set[int]] = []
-        self.wiles_in_grids = [0] * len(GRID_WILES)
+        #: Wiles of each kind (`Wile` order) lying in any grid.
+        self.wiles_in_grids = [0] * len(Wile)
         #: Cards in each grid (Blocking needs a card to lie beside).
         self.placed = [0] * n
         for p in range(n):
@@ -330,6 +340,7 @@ class FowlGame(Game):
             for card in pile:
                 self.pile_counts[p, card] += 1
         self._scores: list[int | None] = [None] * n
+        self._clear_scores: list[int | None] = [None] * n
 
     def arrange(
         self,
@@ -372,18 +383,42 @@ class FowlGame(Game):
         return out
 
     def score(self, player: int) -> int:
-        """A player's current best route score (routes of their barred types do not count)."""
+        """A player's current best route score (0 if they have no route)."""
         cached = self._scores[player]
         if cached is None:
-            birds = self.grid_birds(player)
-            cached = best_route(birds, self.options.min_route, self.barred[player])[0]
+            cached = best_route(self.grid_birds(player), self.options.min_route)[0]
             self._scores[player] = cached
         return cached
+
+    def clear_score(self, player: int) -> int:
+        """The best score of a route whose end type is not recorded against the player."""
+        if not self.recorded[player]:
+            return self.score(player)
+        cached = self._clear_scores[player]
+        if cached is None:
+            birds = self.grid_birds(player)
+            cached = best_route(birds, self.options.min_route, self.recorded[player])[0]
+            self._clear_scores[player] = cached
+        return cached
+
+    def arrested(self, player: int) -> bool:
+        """True if every best route of the player starts and ends with a type recorded against them.
+
+        The arrest is judged on the table as it stands: at the end of the game it puts the murderer
+        out of the winning. Among equally good routes the murderer shows one that avoids arrest;
+        with no route at all there is nothing to arrest them for.
+        """
+        return bool(self.recorded[player]) and self.clear_score(player) < self.score(player)
+
+    def can_win(self, player: int) -> bool:
+        """Still playing and not arrested (murdered and caught players are out of the winning)."""
+        return self.alive[player] and not self.arrested(player)
 
     @property
     def escalated(self) -> bool:
         """True once a Blocking, a Discard and a Swap wile each lie in some grid."""
-        return all(self.wiles_in_grids)
+        counts = self.wiles_in_grids
+        return bool(counts[Wile.BLOCKING] and counts[Wile.DISCARD] and counts[Wile.SWAP])
 
     def _place(self, player: int, cell: int, card: int) -> None:
         """Put a card on an empty cell of a player's grid."""
@@ -397,7 +432,7 @@ class FowlGame(Game):
                 frontier.add(nb)
         if card < self._first_wile:
             self.bird_cells[player].add(cell)
-            self._scores[player] = None
+            self._scores[player] = self._clear_scores[player] = None
         else:
             self.wiles_in_grids[card - self._first_wile] += 1
             # A wile on an empty cell breaks no existing route: the score stays valid.
@@ -452,7 +487,8 @@ class FowlGame(Game):
             return bool(self.frontier[player])
         kind = card - self._first_wile
         if kind == Wile.MURDER:
-            return True  # the game is still running, so a living opponent exists
+            # Played into my own grid like any card; a living opponent exists while the game runs.
+            return bool(self.frontier[player])
         if kind == Wile.BLOCKING:
             return any(self.placed[q] and self.frontier[q] for q in self._opponents(player))
         has_bird = any(self.bird_cells[q] for q in self._opponents(player))
@@ -494,7 +530,7 @@ class FowlGame(Game):
             for card in set(self.hands[me]):
                 if self._playable(me, card):
                     mask[start + card] = 1
-        elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL:
+        elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
             mask[[b["own_cell"] + c for c in self.frontier[me]]] = 1
         elif stage == Decision.MURDER_TARGET:
             for q in self._opponents(me):
@@ -533,9 +569,9 @@ class FowlGame(Game):
             cell = action - b["own_cell"]
             self._place(me, cell, self.pending_card)
             self.log.append(f"player_{me} puts {self.card_name(self.pending_card)} on {self.cell_name(cell)}")
-            if stage == Decision.SWAP_CELL:
+            if stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
                 self.pending_cell = cell
-                self.stage = Decision.SWAP_TARGET
+                self.stage = Decision.SWAP_TARGET if stage == Decision.SWAP_CELL else Decision.MURDER_TARGET
             else:
                 self._end_turn()
         elif action < b["murder"]:
@@ -576,7 +612,7 @@ class FowlGame(Game):
                 Decision.PLACE_BLOCKING,
                 Decision.DISCARD_TARGET,
                 Decision.SWAP_CELL,
-                Decision.MURDER_TARGET,
+                Decision.MURDER_CELL,
             )[card - self._first_wile]
 
     def _wile_on(self, me: int, victim: int, cell: int) -> None:
@@ -588,7 +624,7 @@ class FowlGame(Game):
         bird = int(self.grids[victim, cell])
         self.grids[victim, cell] = card
         self.bird_cells[victim].discard(cell)
-        self._scores[victim] = None
+        self._scores[victim] = self._clear_scores[victim] = None
         if self.stage == Decision.DISCARD_TARGET:
             self.wiles_in_grids[Wile.DISCARD] += 1
             self.piles[victim].append(bird)
@@ -599,7 +635,7 @@ class FowlGame(Game):
             own = self.pending_cell
             self.grids[me, own] = bird
             self.bird_cells[me].add(own)
-            self._scores[me] = None
+            self._scores[me] = self._clear_scores[me] = None
             self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
 
     def murder_succeeds(self, murderer: int, victim: int) -> bool:
@@ -607,18 +643,15 @@ class FowlGame(Game):
         return self.escalated or self.score(victim) >= self.score(murderer) + self.options.murder_margin
 
     def _murder(self, me: int, victim: int) -> None:
-        success = self.murder_succeeds(me, victim)
-        card = self.pending_card
-        self.piles[me].append(card)
-        self.pile_counts[me, card] += 1
-        if success:
+        # The Murder card already lies in my grid (placed at MURDER_CELL), where it stays.
+        if self.murder_succeeds(me, victim):
             self.alive[victim] = False
             self.murdered[victim] = True
             # house: the victim's hand is shown so that its bird types can be recorded
             self.known[victim] = list(self.hands[victim])
             types = {c // self._value_base for c in self.hands[victim] if c < self._first_wile}
-            self.barred[me] |= types
-            self._scores[me] = None
+            self.recorded[me] |= types
+            self._clear_scores[me] = None
             self.log.append(f"player_{me} murders player_{victim}")
         else:
             self.alive[me] = False
@@ -626,22 +659,21 @@ class FowlGame(Game):
             self.log.append(f"player_{me} tries to murder player_{victim} and is caught")
 
     def potential(self, player: int) -> float:
-        """The player's lead: their score minus the best other living score, / max_score (public)."""
-        others = [self.score(q) for q in range(self.num_players) if q != player and self.alive[q]]
+        """The player's lead over the best other player who can win, / max_score; -1 if out of the winning (public)."""
+        if not self.can_win(player):
+            return -1.0
+        others = [self.score(q) for q in range(self.num_players) if q != player and self.can_win(q)]
         lead = self.score(player) - max(others, default=0)
         return max(-1.0, min(1.0, lead / self.options.max_score))
 
     def returns(self) -> list[float]:
-        """Win rewards: the best score among players still playing wins, ties share."""
-        living = [p for p in range(self.num_players) if self.alive[p]]
-        return win_rewards(self.winners(living), self.num_players)
+        """Win rewards: the best score among players who can win takes it, ties share; nobody: all 0."""
+        return win_rewards(self.winners(), self.num_players)
 
-    def winners(self, living: list[int] | None = None) -> list[int]:
-        """Seats with the best score among players still playing."""
-        if living is None:
-            living = [p for p in range(self.num_players) if self.alive[p]]
-        scores = [self.score(p) for p in range(self.num_players)]
-        return best_players(scores, living)
+    def winners(self) -> list[int]:
+        """Seats with the best score among players still playing and not arrested (may be none)."""
+        eligible = [p for p in range(self.num_players) if self.can_win(p)]
+        return best_players([self.score(p) for p in range(self.num_players)], eligible)
 
     def decision(self) -> str:
         """Name of the current decision kind."""
@@ -674,7 +706,15 @@ class FowlGame(Game):
         return f"murder player_{(me + i + 1) % n}"
 
     def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Shuffle the deck with every card in other hands that nobody has seen, and re-deal."""
+        """Re-deal the deck and every card in other hands nobody has seen, from the exact posterior.
+
+        Kept: `player`'s hand; in every other hand the cards everyone saw go in (`known`) and the
+        number of cards; piles, grids and everything else on the table. The unseen cards are dealt
+        uniformly (a shuffle of the deck with the unseen hand cards): every card that left a hand
+        was shown, so no other past event tells them apart. One public fact is about the present:
+        an opponent deciding which card to play was seen not to have to show their hand, so they
+        hold a playable card; deals breaking that are rejected and drawn again.
+        """
         pool = list(self.deck)
         unseen_counts = []
         for q in range(self.num_players):
@@ -686,12 +726,19 @@ class FowlGame(Game):
                 rest.remove(card)
             pool += rest
             unseen_counts.append(len(rest))
-        pool = shuffled(pool, rng)
-        for q, k in enumerate(unseen_counts):
-            if q != player:
-                self.hands[q] = list(self.known[q]) + pool[:k]
-                pool = pool[k:]
-        self.deck = pool
+        # Rejection keeps the weights of the chance process among the deals that pass.
+        must_play = self.to_act if self.stage == Decision.PLAY and self.to_act != player else None
+        while True:
+            deal = shuffled(pool, rng)
+            hands = [list(h) for h in self.hands]
+            for q, k in enumerate(unseen_counts):
+                if q != player:
+                    hands[q] = list(self.known[q]) + deal[:k]
+                    deal = deal[k:]
+            if must_play is None or any(self._playable(must_play, c) for c in set(hands[must_play])):
+                break
+        self.hands = hands
+        self.deck = deal
 
     def clone(self) -> FowlGame:
         """An independent copy (faster than a deep copy)."""
@@ -709,10 +756,11 @@ class FowlGame(Game):
         other.wiles_in_grids = list(self.wiles_in_grids)
         other.placed = list(self.placed)
         other._scores = list(self._scores)
+        other._clear_scores = list(self._clear_scores)
         other.alive = list(self.alive)
         other.murdered = list(self.murdered)
         other.caught = list(self.caught)
-        other.barred = [set(t) for t in self.barred]
+        other.recorded = [set(t) for t in self.recorded]
         other.log = list(self.log)
         return other
 
@@ -720,14 +768,15 @@ class FowlGame(Game):
         """Everything, as plain values (hands and deck order included)."""
         return {
             "deck": list(self.deck),
-            "hands": [list(h) for h in self.hands],
+            # A hand is a set of cards: the order they came in is no part of the world.
+            "hands": [sorted(h) for h in self.hands],
             "known": [sorted(k) for k in self.known],
             "piles": [list(p) for p in self.piles],
             "grids": self.grids.tolist(),
             "alive": list(self.alive),
             "murdered": list(self.murdered),
             "caught": list(self.caught),
-            "barred": [sorted(t) for t in self.barred],
+            "recorded": [sorted(t) for t in self.recorded],
             "to_act": self.to_act,
             "stage": int(self.stage),
             "first_from_pile": self.first_from_pile,
@@ -747,7 +796,7 @@ class FowlGame(Game):
         return f"{TYPE_NAMES[t][0]}{v + 1:<2}"
 
     def grid_picture(self, player: int) -> list[str]:
-        """Rows of a player's grid, cropped to the cards (bird = type initial + value, wile = [B]/[D]/[S])."""
+        """Rows of a player's grid, cropped to the cards (bird = type initial + value, wile = [B]/[D]/[S]/[M])."""
         size = self._size
         taken = np.flatnonzero(self.grids[player] != EMPTY)
         if taken.size == 0:
@@ -774,8 +823,10 @@ class FowlGame(Game):
             marks = [status]
             if not self.over and p == self.to_act:
                 marks.append(f"to act: {self.decision()}")
-            if self.barred[p]:
-                marks.append("barred " + "/".join(TYPE_NAMES[t] for t in sorted(self.barred[p])))
+            if self.recorded[p]:
+                marks.append("recorded " + "/".join(TYPE_NAMES[t] for t in sorted(self.recorded[p])))
+                if self.arrested(p):
+                    marks.append("arrested")
             hand = ", ".join(self.card_name(c) for c in sorted(self.hands[p])) or "-"
             top = self.card_name(self.piles[p][-1]) if self.piles[p] else "-"
             lines.append(
@@ -786,7 +837,8 @@ class FowlGame(Game):
         if self.pending_card != EMPTY and not self.over:
             lines.append(f"  being played: {self.card_name(self.pending_card)}")
         if self.over:
-            lines.append("game over: winner(s) " + ", ".join(f"player_{p}" for p in self.winners()))
+            winners = ", ".join(f"player_{p}" for p in self.winners()) or "nobody (every reward is 0)"
+            lines.append("game over: winner(s) " + winners)
         if self.log:
             lines.append("  last: " + "; ".join(self.log))
         return "\n".join(lines)

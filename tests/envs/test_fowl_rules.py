@@ -9,7 +9,7 @@ import pytest
 
 import envs
 from envs.core.agents import RandomAgent
-from envs.core.testing import apply_script
+from envs.core.testing import apply_script, play
 from envs.fowl import BaselineAgent
 from envs.fowl.observation import FowlObserver
 from envs.fowl.rules import (
@@ -59,6 +59,7 @@ def route_birds(rows: list[str]) -> dict[tuple[int, int], tuple[int, int]]:
 def table(n=2, hands=(), piles=(), grids=(), deck_top=(), deck=None, seed=0, **options):
     """A fresh env with stacked hands, piles (bottom first), grids (pictures starting at the centre
     unless given as {(row, col): token}) and deck; the rest of the cards lie under `deck_top`."""
+    options.setdefault("grid_size", 9)  # the transcripts were written on 9x9 grids, centre (4, 4)
     env = envs.make(NAME, num_players=n, **options)
     env.reset(seed=seed)
     opts = env.options
@@ -223,6 +224,16 @@ def test_setup_uses_the_seed_table_of_bird_types(n, types):
     assert env.agent_selection == "player_0" and env.decision() == "first draw"
 
 
+def test_the_default_grid_is_eleven_by_eleven_and_nine_stays_an_option():
+    assert envs.make(NAME).options.grid_size == 11
+    for size, centre in ((11, (5, 5)), (9, (4, 4))):
+        env = table(grid_size=size, hands=[["B1", "B2"], ["P1", "P2"]], deck_top=["G1", "G2"])
+        a = Acts(env)
+        apply_script(env, [a.deck, a.deck, a.discard("G1"), a.play("B1")])
+        assert legal(env) == {a.own(*centre)}  # the first card goes on the centre cell
+        assert env.action_space("player_0").n == 1 + 2 + 2 * 44 + 2 * size * size + 1
+
+
 def test_impossible_options_are_clear_errors():
     with pytest.raises(ValueError, match="odd"):
         envs.make(NAME, grid_size=8)
@@ -319,7 +330,7 @@ def test_blocking_goes_beside_a_card_of_a_living_opponent():
     }
     apply_script(env, [a.at(1, 4, 6)])
     assert cell_token(env, 1, 4, 6) == card("[B]", env.options)
-    assert env.game.wiles_in_grids == [1, 0, 0]
+    assert env.game.wiles_in_grids == [1, 0, 0, 0]
     assert env.agent_selection == "player_1"
 
 
@@ -369,7 +380,7 @@ def test_swap_puts_the_wile_in_their_grid_and_their_bird_in_mine():
     assert cell_token(env, 0, 4, 7) == card("B4", env.options)
     assert cell_token(env, 1, 4, 6) == card("[S]", env.options)
     assert (env.game.score(0), env.game.score(1)) == (8, 0)
-    assert env.game.wiles_in_grids == [0, 0, 1]
+    assert env.game.wiles_in_grids == [0, 0, 1, 0]
 
 
 # ----- murder ---------------------------------------------------------------------------------------------
@@ -383,21 +394,50 @@ def margin_table():
     )
 
 
-def test_murder_succeeds_by_a_four_point_margin_and_records_the_victims_types():
+def test_the_murder_is_played_into_the_murderers_own_grid_and_stays_there():
     env = margin_table()
     a = Acts(env)
-    assert (env.game.score(0), env.game.score(1)) == (4, 8)  # exactly the margin
-    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]")])
-    assert env.decision() == "Murder target" and legal(env) == {a.murder(1), a.murder(2)}
-    apply_script(env, [a.murder(1)])
     g = env.game
+    assert (g.score(0), g.score(1)) == (4, 8)  # exactly the margin
+    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]")])
+    # like any card: on an empty cell of my own grid beside one of my cards
+    assert env.decision() == "Murder wile cell"
+    assert legal(env) == {a.own(r, c) for r in (3, 5) for c in range(4, 8)} | {a.own(4, 3), a.own(4, 8)}
+    apply_script(env, [a.own(3, 4)])
+    assert env.decision() == "Murder target" and legal(env) == {a.murder(1), a.murder(2)}
+    view = FowlObserver(env.options).decode(env.observe("player_2")["observation"])
+    assert view["pending_cell"][3 * 9 + 4] == 1  # everyone sees where it lies
+    apply_script(env, [a.murder(1)])
     assert g.alive == [True, False, True] and g.murdered[1] and not g.caught[0]
-    assert g.barred[0] == {1}  # Grushes was in the victim's hand (a wile has no type)
+    assert g.recorded[0] == {1}  # Grushes was in the victim's hand (a wile has no type)
     assert sorted(g.known[1]) == sorted(g.hands[1])  # the victim's hand was shown
-    assert g.piles[0][-1] == card("[M]", env.options)
+    assert cell_token(env, 0, 3, 4) == card("[M]", env.options)
+    assert g.piles[0] == [card("G8", env.options)]  # only the discard: the Murder is not on a pile
+    assert g.wiles_in_grids == [0, 0, 0, 1] and not g.escalated  # its value 4 is no part of Escalation
+    assert g.score(0) == 4  # it lies on a cell that was empty: no route is broken
     assert env.agent_selection == "player_2"  # the victim takes no more turns
+    # the next player cannot take it: no pile holds it (player_0's pile, seat +1, has the discard)
+    assert legal(env) == {a.deck, a.pile(1)}
+    assert card("[M]", env.options) not in [p[-1] for p in g.piles if p]
     apply_script(env, [a.deck, a.deck, a.discard("R1"), a.play("R2"), a.own(*CENTRE)])
     assert env.agent_selection == "player_0"
+
+
+def test_the_murder_wile_breaks_routes_like_every_wile():
+    env = table(grids=[["B1 B2 [M] B4 B5"], ["G1 G2 G3 G4 G5"]])
+    assert (env.game.score(0), env.game.score(1)) == (0, 10)
+    grids = FowlObserver(env.options).decode(env.observe("player_1")["observation"])["grids"]
+    murder_cell = grids.reshape(2, 81, -1)[1, 4 * 9 + 6]  # player_0 is seat +1 for player_1
+    assert murder_cell.tolist() == [0, 0, 0, 0, 0, 0, 0, 0, 1]  # no type, no value; the Murder wile
+
+
+def test_the_murder_needs_a_free_cell_of_ones_own_grid():
+    env = table(grid_size=1, hands=[["[M]", "B9"], ["G7", "G8"]], grids=[{(0, 0): "B1"}, {(0, 0): "G1"}])
+    a = Acts(env)
+    apply_script(env, [a.deck, a.deck, a.discard("B9")])
+    # a full grid takes no bird and no Murder; with no target for any card the hand is shown
+    assert env.decision() == "discard again (nothing playable)"
+    assert card("[M]", env.options) in env.game.known[0]
 
 
 def test_murder_succeeds_after_escalation_and_ends_a_two_player_game():
@@ -408,8 +448,9 @@ def test_murder_succeeds_after_escalation_and_ends_a_two_player_game():
     )
     a = Acts(env)
     assert env.game.escalated and env.game.score(0) == env.game.score(1) == 0
-    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.murder(1)])
-    assert env.game.terminal and env.game.murdered[1]
+    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.own(3, 4), a.murder(1)])
+    assert env.game.terminal and env.game.murdered[1] and env.game.recorded[0] == {1}
+    assert not env.game.arrested(0)  # no route at all: nothing to arrest for
     assert final_rewards(env) == {"player_0": 1.0, "player_1": -1.0}  # the last player still playing
 
 
@@ -421,10 +462,11 @@ def test_a_failed_murder_gets_the_murderer_caught():
     )
     a = Acts(env)
     assert (env.game.score(0), env.game.score(1), env.game.escalated) == (4, 7, False)
-    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.murder(1)])
+    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.own(5, 4), a.murder(1)])
     g = env.game
     assert g.caught[0] and not g.murdered[1] and g.alive == [False, True]
-    assert g.piles[0][-1] == card("[M]", env.options)
+    assert cell_token(env, 0, 5, 4) == card("[M]", env.options)  # a failed Murder stays played too
+    assert g.piles[0][-1] == card("R8", env.options)
     assert g.terminal
     assert final_rewards(env) == {"player_0": -1.0, "player_1": 1.0}
 
@@ -433,46 +475,84 @@ def test_escalation_needs_all_three_grid_wiles():
     env = table(hands=[["[M]", "B9"], ["G7", "G8"]], grids=[["B1 [D]"], ["G1 [B]"]], deck_top=["R8", "R9"])
     a = Acts(env)
     assert not env.game.escalated
-    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.murder(1)])
+    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.own(3, 4), a.murder(1)])
     assert env.game.caught[0]
 
 
-def test_arrest_bars_the_murderer_from_routes_of_the_victims_types():
+def escalated_murder(murderer_grid: list[str], victim_hand: list[str]):
+    """Two players after Escalation: player_0 murders player_1, who holds `victim_hand`; the game ends."""
+    env = table(
+        hands=[["[M]", "P9"], victim_hand],
+        grids=[murderer_grid, picture(["G1 [B] [S] [D]"], 0, 0)],
+        deck_top=["R8", "R9"],
+    )
+    a = Acts(env)
+    apply_script(env, [a.deck, a.deck, a.discard("R8"), a.play("[M]"), a.own(3, 4), a.murder(1)])
+    assert env.game.terminal and env.game.murdered[1]
+    return env
+
+
+@pytest.mark.parametrize(
+    ("grid", "arrested"),
+    [
+        (["B1 B2 B3 B4"], True),  # the only route ends in Birbles, which the victim held
+        (["B1 B2 B3 B4", ".  .  .  .", "R1 G2 P3 R4"], True),  # a worse clear route does not save it
+        (["B1 B2 B3 B4", ".  .  .  .", "R1 R2 R3 R4"], False),  # an equally good one does: it is shown
+        (["R1 B2 B3 R4"], False),  # a Birbles majority is fine: only the ends count
+        (["B1 B2 B3"], False),  # no route, no arrest
+    ],
+)
+def test_an_arrested_murderer_cannot_win_and_then_nobody_wins_two_players(grid, arrested):
+    env = escalated_murder(grid, ["B9", "[D]"])
+    g = env.game
+    assert g.recorded[0] == {0} and g.arrested(0) == arrested
+    expected = {"player_0": 0.0, "player_1": 0.0} if arrested else {"player_0": 1.0, "player_1": -1.0}
+    assert final_rewards(env) == expected
+    assert g.winners() == ([] if arrested else [0])
+
+
+def test_arrest_is_judged_at_the_end_and_hands_the_win_to_a_lower_score():
     env = table(
         n=3,
         hands=[["[M]", "P9"], ["G7", "G8"], ["B9", "[D]"]],
-        grids=[["B1 B2 B3 B4", ".  .  .  .", "G1 R2 P3 G4"], [], picture(["R1 T2 R3 R4 R5 R6"], 4, 2)],
-        deck_top=["T8", "T9"],
+        grids=[["B1 B2 B3 B4"], ["G1 R2 P3 G4"], picture(["R1 T2 R3 R4 R5 R6"], 4, 2)],
+        deck=["T8", "T9", "P5", "P6"],
     )
     a = Acts(env)
-    assert (env.game.score(0), env.game.score(2)) == (8, 12)
-    apply_script(env, [a.deck, a.deck, a.discard("T8"), a.play("[M]"), a.murder(2)])
     g = env.game
-    assert g.murdered[2] and g.barred[0] == {0}  # Birbles 9 was in player_2's hand
-    assert g.score(0) == 4  # the Birbles route no longer counts; the Grushes one does
+    assert [g.score(p) for p in range(3)] == [8, 4, 12]
+    apply_script(env, [a.deck, a.deck, a.discard("T8"), a.play("[M]"), a.own(5, 4), a.murder(2)])
+    assert g.murdered[2] and g.recorded[0] == {0}  # Birbles 9 was in player_2's hand
+    assert g.score(0) == 8 and g.arrested(0)  # the score stands; the route would get it arrested
     view = FowlObserver(env.options).decode(env.observe("player_1")["observation"])
     types = env.options.types
-    assert view["barred_types"][2 * types : 3 * types].tolist() == [1, 0, 0, 0, 0]  # player_0 is seat +2
-    assert view["scores"][2] == pytest.approx(4 / 20)
+    assert view["recorded_types"][2 * types : 3 * types].tolist() == [1, 0, 0, 0, 0]  # player_0 is seat +2
+    assert view["arrested"].tolist() == [0, 0, 1] and view["scores"][2] == pytest.approx(8 / 20)
+    assert g.potential(0) == -1.0 and g.potential(1) == pytest.approx(4 / 20)
+    apply_script(env, [a.deck, a.deck, a.discard("P5"), a.play("P6"), a.own(3, 4)])
+    assert g.terminal  # player_0's turn would begin with an empty deck
+    assert final_rewards(env) == {"player_0": -0.5, "player_1": 1.0, "player_2": -0.5}
 
 
-def test_the_last_living_player_wins_after_two_murders():
+def test_when_every_living_player_is_out_of_the_winning_nobody_wins():
+    """Two Murders (option murder_wiles=2): player_0 murders and will be arrested, player_1 is caught."""
     env = table(
         n=3,
-        hands=[["[M]", "B9"], ["G7", "G8"], ["R1", "R2"]],
-        grids=[["B1 [D]"], ["G1 [B]"], ["R5 [S]"]],
-        deck_top=["T7", "T8", "T9"],
+        murder_wiles=2,
+        hands=[["[M]", "P9"], ["[M]", "G8"], ["B9", "[D]"]],
+        grids=[["B1 B2 B3 B4"], ["G1 R2 P3 G4 G5"], picture(["R1 T2 R3 R4 R5 R6"], 4, 2)],
+        deck_top=["T8", "T9", "P5", "P6"],
     )
     a = Acts(env)
-    apply_script(env, [a.deck, a.deck, a.discard("T7"), a.play("[M]"), a.murder(1)])  # escalated: succeeds
-    assert env.agent_selection == "player_2"
-    apply_script(env, [a.pile(1)])  # the Murder, on top of player_0's pile (one seat to the left)
-    assert env.game.known[2] == [card("[M]", env.options)]
-    apply_script(env, [a.deck, a.discard("R1"), a.play("[M]"), a.murder(1)])
     g = env.game
-    assert g.murdered == [True, True, False] and g.terminal
-    assert g.barred[0] == {1} and g.barred[2] == {0, 4}  # player_0 held Birbles 9 and Thrums 8
-    assert final_rewards(env) == {"player_0": -0.5, "player_1": -0.5, "player_2": 1.0}
+    apply_script(env, [a.deck, a.deck, a.discard("T8"), a.play("[M]"), a.own(5, 4), a.murder(2)])
+    assert g.murdered[2] and g.arrested(0)
+    # player_1 (10) tries player_0 (8): no margin, no Escalation, so player_1 is caught
+    apply_script(env, [a.deck, a.deck, a.discard("P5"), a.play("[M]"), a.own(3, 4), a.murder(2)])
+    assert g.caught[1] and g.alive == [True, False, False] and g.terminal
+    assert g.winners() == []
+    assert final_rewards(env) == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
+    assert g.wiles_in_grids[Wile.MURDER] == 2
 
 
 # ----- the end ---------------------------------------------------------------------------------------------
@@ -542,11 +622,11 @@ def test_observation_pieces_follow_the_table():
     assert view["pile_tops"][card("R2", env.options)] == 1 and view["pile_tops"][k:].sum() == 0
     assert view["pile_contents"][:k].sum() == 2
     assert view["escalation"][0] == 1 and view["wiles_in_grids"].tolist() == [1, 1, 1]
-    grids = view["grids"].reshape(2, 81, t + 4)
+    grids = view["grids"].reshape(2, 81, t + 5)
     centre = 4 * 9 + 4
-    assert np.allclose(grids[0, centre], [1, 0, 0, 0, 0.1, 0, 0, 0])  # Birbles 1
-    assert grids[0, centre + 1].tolist() == [0, 0, 0, 0, 0, 0, 1, 0]  # Discard wile
-    assert grids[1, centre + 2].tolist() == [0, 0, 0, 0, 0, 0, 0, 1]  # player_1's Swap wile
+    assert np.allclose(grids[0, centre], [1, 0, 0, 0, 0.1, 0, 0, 0, 0])  # Birbles 1
+    assert grids[0, centre + 1].tolist() == [0, 0, 0, 0, 0, 0, 1, 0, 0]  # Discard wile
+    assert grids[1, centre + 2].tolist() == [0, 0, 0, 0, 0, 0, 0, 1, 0]  # player_1's Swap wile
     assert grids[0, 0].sum() == 0
     other = obs.decode(env.observe("player_1")["observation"])
     assert other["acting"].tolist() == [0, 1] and other["my_hand"][card("G7", env.options)] == 1
@@ -567,34 +647,39 @@ def test_murder_pieces_say_whose_murder_would_succeed_and_where_the_murder_is():
     # relative seats of player_0: 0 = me, 1 = player_1 (leads me by 4), 2 = player_2 (trails by 4)
     assert view["murder_checks"].tolist() == [0, 1, 0]
     assert view["murder_threats"].tolist() == [0, 0, 1]
-    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 0, 1]  # not seen: it is in player_1's hand
+    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 0, 0, 1]  # not seen: it is in player_1's hand
     holder = obs.decode(env.observe("player_1")["observation"])
-    assert holder["murder_whereabouts"].tolist() == [1, 0, 0, 0, 0]
+    assert holder["murder_whereabouts"].tolist() == [1, 0, 0, 0, 0, 0]
     assert holder["murder_checks"].tolist() == [0, 0, 0] and holder["murder_threats"].tolist() == [0, 1, 1]
-    # player_0 lays G9 where it joins no route; player_1 tries to murder player_0 and is caught
+    # player_0 lays G9 where it joins no route; player_1 discards the Murder, player_2 takes it
     apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("G9"), a.own(3, 4)])
-    apply_script(env, [a.deck, a.deck, a.discard("P2"), a.play("[M]"), a.murder(2)])
-    assert env.game.caught[1] and env.agent_selection == "player_2"
+    apply_script(env, [a.deck, a.deck, a.discard("[M]")])
     view = obs.decode(env.observe("player_0")["observation"])
-    assert view["murder_whereabouts"].tolist() == [0, 1, 0, 0, 0]  # on top of player_1's pile
+    assert view["murder_whereabouts"].tolist() == [0, 1, 0, 0, 0, 0]  # on top of player_1's pile
+    apply_script(env, [a.play("P2"), a.own(3, 0), a.pile(2)])  # player_2 takes it in front of everyone
+    view = obs.decode(env.observe("player_0")["observation"])
+    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 1, 0, 0]
+    # player_2 (0) murders player_1 (8); the Murder stays in player_2's grid
+    apply_script(env, [a.deck, a.discard("R1"), a.play("[M]"), a.own(4, 5), a.murder(2)])
+    assert env.game.murdered[1] and env.agent_selection == "player_0"
+    view = obs.decode(env.observe("player_0")["observation"])
+    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 0, 1, 0]
     assert view["murder_checks"].tolist() == [0, 0, 0] and view["murder_threats"].tolist() == [0, 0, 1]
-    apply_script(env, [a.pile(2)])  # player_2 takes it in front of everyone
-    view = obs.decode(env.observe("player_0")["observation"])
-    assert view["murder_whereabouts"].tolist() == [0, 0, 0, 1, 0]
     # on a pile under another card; and after Escalation every murder check succeeds
     env = table(piles=[["[M]", "B7"], []], grids=[["B1 [D]"], ["G1 [B] [S]"]])
     view = FowlObserver(env.options).decode(env.observe("player_0")["observation"])
-    assert view["murder_whereabouts"].tolist() == [0, 0, 1, 0, 0]
+    assert view["murder_whereabouts"].tolist() == [0, 0, 1, 0, 0, 0]
     assert view["murder_checks"].tolist() == [0, 1] and view["murder_threats"].tolist() == [0, 1]
 
 
-def test_potential_is_the_lead_over_the_best_other_living_player():
+def test_potential_is_the_lead_over_the_best_other_player_who_can_win():
     env = margin_table()
     g, a = env.game, Acts(env)
     assert [g.potential(p) for p in range(3)] == pytest.approx([-4 / 20, 4 / 20, -8 / 20])
-    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]"), a.murder(1)])
-    assert g.murdered[1]  # player_1 no longer counts against the others
+    apply_script(env, [a.deck, a.deck, a.discard("G8"), a.play("[M]"), a.own(3, 4), a.murder(1)])
+    assert g.murdered[1]  # player_1 no longer counts against the others, and is out
     assert g.potential(0) == pytest.approx(4 / 20) and g.potential(2) == pytest.approx(-4 / 20)
+    assert g.potential(1) == -1.0
     assert env.unwrapped.has_potential() and not envs.make("chicken_v0").unwrapped.has_potential()
 
 
@@ -610,23 +695,26 @@ def test_render_draws_every_grid():
     assert text.count("player_") >= 2
 
 
-def test_grids_never_hold_a_murder_and_cells_never_empty_in_random_play():
+def test_the_murder_is_played_at_most_once_and_cells_never_empty_in_random_play():
     env = envs.make(NAME, num_players=3)
     rng = np.random.default_rng(0)
     murder = env.options.num_birds + Wile.MURDER
     for seed in range(20):
         env.reset(seed=seed)
         filled = np.zeros(3, dtype=int)
+        murders = 0
         while not env.game.over:
+            murders += env.game.stage == Decision.MURDER_TARGET  # this step names the victim
             env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
             g = env.game
-            assert not (g.grids == murder).any()
+            assert (g.grids == murder).sum() == g.wiles_in_grids[Wile.MURDER] <= 1
             now = (g.grids != EMPTY).sum(axis=1)
             assert (now >= filled).all()
             filled = now
             total = len(g.deck) + sum(map(len, g.piles)) + sum(map(len, g.hands)) + int(now.sum())
-            total += g.pending_card != EMPTY and g.stage != Decision.SWAP_TARGET
+            total += g.pending_card != EMPTY and g.pending_cell == EMPTY  # in nobody's hand, not yet placed
             assert total == env.options.deck_size  # no card is lost or created
+        assert murders <= 1
 
 
 # ----- the baseline ----------------------------------------------------------------------------------------
@@ -648,6 +736,23 @@ def test_baseline_beats_uniform_random_play_clearly():
             player = baseline if agent == seat else rand
             env.step(player.act(obs["observation"], obs["action_mask"]))
     assert wins / games >= 0.75, f"baseline won only {wins}/{games}"
+
+
+@pytest.mark.parametrize(("n", "games"), [(3, 20), (4, 12)])
+def test_the_one_murder_card_is_played_at_most_once_in_baseline_self_play(n, games):
+    """Before the fix the Murder went back on a pile and most 3- and 4-player games had 2 or 3 murders."""
+    env = envs.make(NAME, num_players=n)
+    agents = [BaselineAgent(env.options) for _ in range(n)]
+    played = []
+    for seed in range(games):
+        env.reset(seed=seed)
+        murders = 0
+        for agent, obs in play(env, lambda a, o: agents[int(a[7:])].act(o["observation"], o["action_mask"])):
+            murders += env.game.stage == Decision.MURDER_TARGET  # this decision names the victim
+        played.append(murders)
+        assert env.game.wiles_in_grids[Wile.MURDER] == murders
+    assert max(played) <= 1
+    assert sum(played) >= 1  # the baseline does murder when the check succeeds
 
 
 def test_baseline_murders_only_when_the_check_succeeds():
