@@ -18,11 +18,9 @@ from envs.core.cards import shuffled
 from envs.core.testing import (
     apply_script,
     compare_worlds,
-    posterior_worlds,
-    random_actions,
-    record_history,
     resampled_worlds,
 )
+from tests.envs import tiny_variants
 from tests.envs.test_chicken_rules import stacked
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 
@@ -39,14 +37,11 @@ def make_tiny():
 
 def played(seed: int, steps: int, viewer: str):
     """The tiny env after `steps` masked random actions of game `seed`, and what `viewer` saw."""
-    env = make_tiny()
-    actions = random_actions(env, seed=seed, action_seed=seed)[:steps]
-    history = record_history(env, seed, actions, viewer)
-    return env, history
+    return tiny_variants.played("chicken_v0", seed, steps, viewer)
 
 
 def posterior(history, tries: int = 20_000):
-    return posterior_worlds(make_tiny, history, range(10_000, 10_000 + tries), want=400)
+    return tiny_variants.posterior("chicken_v0", history, tries)
 
 
 # ----- broken twins: each ignores one public fact --------------------------------------------

@@ -16,14 +16,12 @@ from envs import murder_she_crows_v0
 from envs.core.cards import shuffled
 from envs.core.testing import (
     compare_worlds,
-    posterior_worlds,
-    random_actions,
-    record_history,
     resampled_worlds,
 )
 from envs.crows import BaselineAgent, CrowsGame, CrowsOptions
 from envs.crows.observation import CrowsObserver
 from envs.crows.rules import Decision
+from tests.envs import tiny_variants
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 
 NAME = "murder_she_crows_v0"
@@ -37,14 +35,11 @@ def make_tiny():
 
 def played(seed: int, steps: int, viewer: str = "player_0"):
     """The tiny env after `steps` masked random actions of game `seed`, and what `viewer` saw."""
-    env = make_tiny()
-    actions = random_actions(env, seed=seed, action_seed=seed)[:steps]
-    history = record_history(env, seed, actions, viewer)
-    return env, history
+    return tiny_variants.played("murder_she_crows_v0", seed, steps, viewer)
 
 
 def posterior(history, tries: int = 20_000):
-    return posterior_worlds(make_tiny, history, range(10_000, 10_000 + tries), want=400)
+    return tiny_variants.posterior("murder_she_crows_v0", history, tries)
 
 
 # ----- re-deals ----------------------------------------------------------------------------------
