@@ -20,7 +20,7 @@ import envs
 OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
-VEC_ENVS = ("subproc", "dummy")
+VEC_ENVS = ("subproc", "dummy", "batched")
 START_METHODS = ("forkserver", "spawn", "fork")
 
 
