@@ -94,7 +94,9 @@ class SelfPlayVecEnv(VecEnv):
         for env in self._chosen(indices):
             setattr(env, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list:
+    def env_method(
+        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
+    ) -> list:
         """Call a method of each chosen environment; a pool method (`POOL_METHODS`) runs once, for all."""
         chosen = self._chosen(indices)
         if method_name in POOL_METHODS:

@@ -74,7 +74,7 @@ def test_finished_episodes_reset_and_keep_their_last_observation():
     finished = 0
     for _ in range(200):
         masks = np.stack(vec.env_method("action_masks"))
-        obs, rewards, dones, infos = vec.step(np.array([chooser.choice(np.flatnonzero(m)) for m in masks]))
+        obs, _rewards, dones, infos = vec.step(np.array([chooser.choice(np.flatnonzero(m)) for m in masks]))
         for i in np.flatnonzero(dones):
             finished += 1
             assert infos[i]["outcome"] in ("win", "loss", "draw")
