@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -148,3 +150,35 @@ def test_errors_surface_from_the_batched_env():
     with pytest.raises(IllegalActionError):
         vec.step(np.array([99, 99]))
     assert play_batched([]) == []
+
+
+def test_a_training_run_is_deterministic_for_its_seed(tmp_path):
+    from training.checkpoint import load_checkpoint
+    from training.config import load_config
+    from training.train import train
+
+    def run(seed: int, name: str) -> dict[str, np.ndarray]:
+        config = load_config(
+            Path(__file__).resolve().parents[2] / "configs" / "chicken_v0.yaml",
+            {
+                "seed": seed,
+                "out": str(tmp_path / name),
+                "total_timesteps": 512,
+                "n_envs": 4,
+                "vec_env": "batched",
+                "ppo.n_steps": 64,
+                "ppo.batch_size": 128,
+                "ppo.n_epochs": 1,
+                "ppo.net_arch": [16],
+                "opponents.snapshot_every": 128,  # snapshots join the pool within the run
+                "checkpoint_every": 0,
+                "progress_bar": False,
+                "tensorboard": False,
+            },
+        )
+        model, _ = load_checkpoint(train(config, verbose=False).checkpoint)
+        return policy_state(model.policy)
+
+    first, again, other = run(0, "a"), run(0, "b"), run(1, "c")
+    assert all(np.array_equal(first[key], again[key]) for key in first)
+    assert not all(np.array_equal(first[key], other[key]) for key in first)
