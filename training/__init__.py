@@ -6,6 +6,7 @@
     fowlplay-train --list-keys                                  # every config key, default and meaning
 
 - `SelfPlayEnv` (selfplay.py): one seat of a game as a gymnasium env; opponents play inside it.
+- `SelfPlayVecEnv` (vec_env.py): many SelfPlayEnvs in one process, opponents' network moves batched.
 - `OpponentPool` (opponents.py): random, the game's baseline, the latest learner, earlier snapshots.
 - `TrainConfig` (config.py): the YAML schema; unknown keys are errors that list the valid ones.
 - `train` / `resume` (train.py): the run itself; callbacks.py keeps the pool and run directory current.
@@ -25,6 +26,7 @@ from typing import Any
 #: Public name -> module that defines it (imported on first use).
 _EXPORTS = {
     "SelfPlayEnv": "training.selfplay",
+    "SelfPlayVecEnv": "training.vec_env",
     "OpponentPool": "training.opponents",
     "TrainConfig": "training.config",
     "ConfigError": "training.config",

@@ -22,7 +22,7 @@ import envs
 OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
-VEC_ENVS = ("subproc", "dummy")
+VEC_ENVS = ("subproc", "dummy", "batched")
 START_METHODS = ("forkserver", "spawn", "fork")
 #: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")

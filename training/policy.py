@@ -28,7 +28,17 @@ def policy_kwargs(net_arch: list[int], activation: str) -> dict[str, Any]:
     activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
     if activation not in activations:
         raise ValueError(f"activation must be one of {list(activations)}; got {activation!r}")
-    return {"net_arch": list(net_arch), "activation_fn": activations[activation]}
+    kwargs = {"net_arch": list(net_arch), "activation_fn": activations[activation]}
+    if _fused_adam_on_cpu(torch):
+        # One fused kernel per step instead of a loop of small ops per tensor: the same Adam update,
+        # with the eps SB3 sets when it is given no optimizer_kwargs.
+        kwargs["optimizer_kwargs"] = {"eps": 1e-5, "fused": True}
+    return kwargs
+
+
+def _fused_adam_on_cpu(torch) -> bool:
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 4)  # fused Adam runs on the CPU from torch 2.4
 
 
 def build_policy(observation_space, action_space, net_arch: list[int], activation: str):
@@ -55,16 +65,22 @@ def load_policy_state(policy, state: dict[str, np.ndarray]) -> None:
 
 def action_probabilities(policy, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
     """The policy's action probabilities with illegal actions masked out (float64, sums to 1)."""
+    return batch_probabilities(policy, np.asarray(observation)[None], np.asarray(action_mask)[None])[0]
+
+
+def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """`action_probabilities` for a batch (one row per observation), in one forward pass."""
     torch = _torch()
-    if not action_mask.any():
+    legal = np.asarray(action_masks).astype(bool)
+    if not legal.any(axis=1).all():
         raise ValueError("the action mask is empty: this agent has no decision to make")
     with torch.no_grad():
-        obs = torch.as_tensor(np.asarray(observation, dtype=np.float32).reshape(1, -1))
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32).reshape(len(legal), -1))
         features = policy.extract_features(obs, policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0].numpy()
-    logits = np.where(action_mask.astype(bool), logits.astype(np.float64), -np.inf)
-    probs = np.exp(logits - logits.max())
-    return probs / probs.sum()
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+    logits = np.where(legal, logits.astype(np.float64), -np.inf)
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 class PolicyAgent(Agent):
@@ -112,7 +128,10 @@ class PolicyAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The most likely legal action if deterministic, else one drawn from the masked distribution."""
-        probs = self.probabilities(observation, action_mask)
+        return self.choose(self.probabilities(observation, action_mask))
+
+    def choose(self, probs: np.ndarray) -> int:
+        """The action `act` takes given its masked distribution `probs` (computed here or batched)."""
         if self.deterministic:
             return int(np.argmax(probs))
         # The first index whose cumulative probability exceeds u always has probability > 0.

@@ -24,17 +24,24 @@ each step's reward, where phi is the game's public `Game.potential` of the learn
 example its lead in points) and is 0 once the episode is over. With `gamma` equal to the learner's
 discount this changes no policy's ranking (Ng, Harada and Russell, 1999); it only tells the learner
 sooner which moves help. Episode outcomes and `info["episode_return"]` stay the game's own.
+
+`reset_moves()` and `step_moves()` are `reset()` and `step()` as generators that hand each opponent
+decision to the caller (`training.vec_env.SelfPlayVecEnv` answers those of many environments with
+one batched forward pass per network); `reset()` and `step()` let each opponent act itself. A
+uniformly random opponent decides from its action mask alone, so its observation is not encoded.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Generator
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import envs
+from envs.core.agents import Agent, RandomAgent
 from training.config import check_shaping
 from training.opponents import OpponentPool
 
@@ -42,6 +49,13 @@ from training.opponents import OpponentPool
 _SEED_LIMIT = 2**31 - 1
 #: Games in a row that may end before the learner's first decision before reset() gives up.
 _MAX_EMPTY_GAMES = 100
+
+#: One opponent decision handed out by `reset_moves`/`step_moves`: the opponent, its observation
+#: (None for a uniformly random opponent, which needs only the mask) and its action mask; the
+#: caller sends back the action.
+OpponentDecision = tuple[Agent, "np.ndarray | None", np.ndarray]
+#: What `reset_moves`/`step_moves` are: they yield decisions, receive actions, return the result.
+Moves = Generator[OpponentDecision, int, Any]
 
 
 class SelfPlayEnv(gym.Env):
@@ -65,6 +79,7 @@ class SelfPlayEnv(gym.Env):
         max_decisions: int | None = None,
         shaping: float = 0.0,
         gamma: float = 1.0,
+        pool: OpponentPool | None = None,
     ) -> None:
         if illegal_action not in ("lose", "raise"):
             raise ValueError(f"illegal_action must be 'lose' or 'raise'; got {illegal_action!r}")
@@ -90,7 +105,8 @@ class SelfPlayEnv(gym.Env):
         self.learner_seat = learner_seat
         self.observation_space = self.aec.observation_space(self.agents[0])["observation"]
         self.action_space = self.aec.action_space(self.agents[0])
-        self.pool = OpponentPool(game, self.aec, opponents, window=snapshot_window, network=network)
+        # A pool shared by several envs (SelfPlayVecEnv) replaces the one opponents/network describe.
+        self.pool = pool or OpponentPool(game, self.aec, opponents, window=snapshot_window, network=network)
         self._no_actions = np.zeros(self.action_space.n, dtype=np.int8)
         self._mask = self._no_actions
         self._seat = 0
@@ -104,6 +120,14 @@ class SelfPlayEnv(gym.Env):
     # ----- the gymnasium API --------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new game, draw the learner's seat and opponents, and play up to the learner's turn."""
+        return _play(self.reset_moves(seed, options))
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Apply the learner's action, then the opponents' moves up to its next turn or the end."""
+        return _play(self.step_moves(action))
+
+    def reset_moves(self, seed: int | None = None, options: dict | None = None) -> Moves:
+        """`reset()` as a generator: yields each opponent decision, receives its action."""
         super().reset(seed=seed)
         rng = self.np_random
         for _ in range(_MAX_EMPTY_GAMES):
@@ -121,7 +145,7 @@ class SelfPlayEnv(gym.Env):
             self._forfeit = False
             self._cut = False
             self._decisions = 0
-            self._play_opponents()
+            yield from self._opponent_moves()
             if not self._over():
                 self._potential = self._phi()
                 return self._observe(), {"learner_seat": self._seat, "opponents": list(self._labels)}
@@ -129,8 +153,8 @@ class SelfPlayEnv(gym.Env):
             f"{_MAX_EMPTY_GAMES} games of {self.game} in a row ended before the learner's turn"
         )
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        """Apply the learner's action, then the opponents' moves up to its next turn or the end."""
+    def step_moves(self, action: Any) -> Moves:
+        """`step()` as a generator: yields each opponent decision, receives its action."""
         if self._over():
             raise RuntimeError("step() called after the episode ended; call reset() first")
         if self.illegal_action == "lose" and not self._is_legal(action):
@@ -138,7 +162,7 @@ class SelfPlayEnv(gym.Env):
         before = self._return
         self.aec.step(action)  # raises IllegalActionError (and changes nothing) if illegal
         self._return += self.aec.rewards[self._learner]
-        self._play_opponents()
+        yield from self._opponent_moves()
         self._return -= self.decision_cost
         self._decisions += 1
         if self.max_decisions is not None and self._decisions >= self.max_decisions and not self._over():
@@ -218,7 +242,7 @@ class SelfPlayEnv(gym.Env):
                 f"(reward {self.illegal_reward}); pass the env's action_masks() to the learner, "
                 "or illegal_action='raise' to fail instead",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=5,  # the caller of step(), through step_moves and _play
             )
         observation = self._observe()
         self._forfeit = True
@@ -227,12 +251,18 @@ class SelfPlayEnv(gym.Env):
         info = {"learner_seat": self._seat, "illegal_action": True, **self._episode_info()}
         return observation, self.illegal_reward, True, False, info
 
-    def _play_opponents(self) -> None:
+    def _opponent_moves(self) -> Moves:
         aec = self.aec
         while not self._over() and aec.agent_selection != self._learner:
             agent = aec.agent_selection
-            obs = aec.observe(agent)
-            aec.step(self._opponents[agent].act(obs["observation"], obs["action_mask"]))
+            opponent = self._opponents[agent]
+            if type(opponent) is RandomAgent:
+                # Encoding an observation costs 10-30 times the mask, and this agent never reads it.
+                action = yield opponent, None, aec.unwrapped.game.legal_mask()
+            else:
+                obs = aec.observe(agent)
+                action = yield opponent, obs["observation"], obs["action_mask"]
+            aec.step(action)
             self._return += aec.rewards[self._learner]
 
     def _observe(self) -> np.ndarray:
@@ -248,3 +278,13 @@ class SelfPlayEnv(gym.Env):
             "outcome": outcome,
             "episode_return": self._return,
         }
+
+
+def _play(moves: Moves) -> Any:
+    """Run `reset_moves`/`step_moves` to the end, each opponent acting itself; their result."""
+    try:
+        opponent, observation, mask = next(moves)
+        while True:
+            opponent, observation, mask = moves.send(opponent.act(observation, mask))
+    except StopIteration as done:
+        return done.value

@@ -159,6 +159,13 @@ def make_vec_env(config: TrainConfig):
         network={"net_arch": config.ppo.net_arch, "activation": config.ppo.activation},
     )
     factories = [factory] * config.n_envs
+    if config.vec_env == "batched":
+        from stable_baselines3.common.vec_env import VecMonitor
+
+        from training.vec_env import SelfPlayVecEnv
+
+        kwargs = {key: value for key, value in factory.keywords.items() if key != "torch_threads"}
+        return VecMonitor(SelfPlayVecEnv(config.n_envs, **kwargs))
     if config.vec_env == "dummy":
         return DummyVecEnv(factories)
     return SubprocVecEnv(factories, start_method=config.start_method)

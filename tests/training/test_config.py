@@ -62,7 +62,7 @@ def test_unknown_nested_key_names_its_section():
         ({"env_options": {"players": 2}}, r"unknown option\(s\) \['players'\]"),
         ({"learner_seat": 5}, "learner_seat must be 'random' or an int 0..1"),
         ({"learner_seat": "first"}, "learner_seat must be 'random'"),
-        ({"vec_env": "ray"}, r"vec_env must be one of \['subproc', 'dummy'\]"),
+        ({"vec_env": "ray"}, r"vec_env must be one of \['subproc', 'dummy', 'batched'\]"),
         ({"total_timesteps": 0}, "total_timesteps must be > 0"),
         ({"ppo": {"activation": "gelu"}}, "ppo.activation must be one of"),
         ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of \['constant', 'linear'\]"),

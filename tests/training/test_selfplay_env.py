@@ -9,6 +9,7 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 
 import envs
+from envs.core.agents import RandomAgent
 from envs.core.errors import IllegalActionError
 from training.selfplay import SelfPlayEnv
 
@@ -242,3 +243,31 @@ def test_shaping_needs_a_game_with_a_potential():
         SelfPlayEnv("chicken_v0", shaping=1.0)
     with pytest.raises(ValueError, match="shaping must be >= 0"):
         SelfPlayEnv("murder_most_fowl_v0", shaping=-1.0)
+
+
+# ----- the generator form that SelfPlayVecEnv drives ------------------------------------------------
+def test_reset_and_step_moves_hand_each_opponent_decision_to_the_caller():
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1, opponents={"baseline": 1.0})
+    moves = env.reset_moves(seed=0)
+    opponent, observation, mask = next(moves)
+    # Seat 0 opens: its own observation and mask, not the learner's.
+    assert env.aec.agent_selection == "player_0" and opponent.name != "random"
+    assert np.array_equal(observation, env.aec.observe("player_0")["observation"])
+    assert mask.tolist() == [1, 1]
+    with pytest.raises(StopIteration) as done:
+        moves.send(PASS)  # the caller decides for it
+    _obs, info = done.value.value
+    assert env.aec.game.log[0] == "player_0 passes"
+    assert info["learner_seat"] == 1 and env.action_masks().tolist() == [True, True]
+    with pytest.raises(StopIteration) as done:
+        next(env.step_moves(BID_1))  # the learner bids and draws the only card: no opponent move
+    _, reward, terminated, _, _ = done.value.value
+    assert (reward, terminated) == (1.0, True)
+
+
+def test_a_random_opponent_is_asked_with_its_mask_only():
+    env = SelfPlayEnv("murder_most_fowl_v0", learner_seat=1, opponents={"random": 1.0})
+    opponent, observation, mask = next(env.reset_moves(seed=0))
+    # It never reads the observation, so none is encoded; the mask is the AEC env's.
+    assert type(opponent) is RandomAgent and observation is None
+    assert np.array_equal(mask, env.aec.observe("player_0")["action_mask"])

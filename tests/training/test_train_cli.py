@@ -31,6 +31,7 @@ TINY = [
     "--set", "opponents.snapshot_every=128",
     "--set", "checkpoint_every=128",
     "--no-progress",
+    "--set", "vec_env=subproc",  # the configs run in-process; these runs cover subprocess workers
 ]  # fmt: skip
 
 pytestmark = pytest.mark.slow

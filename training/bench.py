@@ -1,0 +1,181 @@
+"""Training throughput: learner decisions per second of a real self-play run, with or without a
+competing load.
+
+`training_decisions_per_second(game)` trains with the game's config for a fixed number of learner
+decisions (a budget in decisions, never in minutes) in a temporary run directory and returns the
+rate of `model.learn`. `load=k` first starts k busy Python processes (killed afterwards, whatever
+happens), so the figure shows how training fares on a machine that is doing something else, as a
+user's machine usually is. The wall-clock cap `max_minutes` is only a safety net; a run it cuts is
+reported (`cut: True`, and a warning on stderr).
+
+    python -m training.bench --games chicken_v0 murder_most_fowl_v0 --loads 0 2
+
+Compare two settings in the same command (`--set`, repeated rounds interleave them), not across
+commands: another program's load changes every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import envs
+
+#: The configs shipped with the repository.
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+#: Default budget: ten rollouts of the default configs (2048 decisions each).
+DEFAULT_DECISIONS = 20_480
+
+
+def default_config(game: str) -> Path:
+    """`configs/<game>.yaml` of the repository."""
+    path = CONFIG_DIR / f"{game}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"no config {path} for {game}; pass config_path (a training YAML)")
+    return path
+
+
+@contextlib.contextmanager
+def competing_load(processes: int) -> Iterator[list[subprocess.Popen]]:
+    """Run `processes` busy Python loops for the duration of the block (always stopped after)."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield busy
+    finally:
+        for process in busy:
+            process.kill()
+        for process in busy:
+            process.wait()
+
+
+def training_decisions_per_second(
+    game: str,
+    config_path: str | Path | None = None,
+    decisions: int = DEFAULT_DECISIONS,
+    load: int = 0,
+    overrides: dict[str, Any] | None = None,
+    max_minutes: float = 10.0,
+) -> dict[str, Any]:
+    """Train `game` (its config, or `config_path`) for `decisions` learner decisions; the rate and run facts.
+
+    Returns `game`, `config`, `load`, `decisions` (done: whole rollouts, so at least those asked
+    for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`, `cpu_seconds`
+    (this process's CPU time: with one torch thread and in-process environments, decisions per CPU
+    second estimates the rate of an idle core), `cut` (the wall-clock cap stopped it), and the
+    settings that decide the rate: `vec_env`, `n_envs`, `torch_threads`, `net_arch`, `n_epochs`.
+    """
+    from training.config import load_config
+    from training.train import train
+
+    if game not in envs.ENV_NAMES:
+        raise ValueError(f"unknown game {game!r}; registered games: {list(envs.ENV_NAMES)}")
+    if decisions < 1 or load < 0:
+        raise ValueError(f"decisions must be >= 1 and load >= 0; got {decisions}, {load}")
+    path = Path(config_path) if config_path is not None else default_config(game)
+    with tempfile.TemporaryDirectory(prefix="fowlplay-bench-") as out:
+        settings = {
+            **(overrides or {}),
+            "total_timesteps": decisions,
+            "out": out,
+            "max_minutes": max_minutes,
+            "checkpoint_every": 0,
+            "progress_bar": False,
+            "tensorboard": False,
+        }
+        config = load_config(path, settings)
+        if config.game != game:
+            raise ValueError(f"{path} trains {config.game}, not {game}")
+        with competing_load(load):
+            cpu = time.process_time()
+            result = train(config, overwrite=True, verbose=False)
+            cpu = time.process_time() - cpu
+    if result.stopped_by_time:
+        print(
+            f"fowlplay bench: the {max_minutes}-minute cap cut {game} off after {result.timesteps} of "
+            f"{decisions} decisions; its rate covers only those",
+            file=sys.stderr,
+        )
+    return {
+        "game": game,
+        "config": str(path),
+        "load": load,
+        "decisions": result.timesteps,
+        "seconds": result.seconds,
+        "decisions_per_s": result.timesteps / result.seconds,
+        "cpu_seconds": cpu,
+        "cut": result.stopped_by_time,
+        "vec_env": config.vec_env,
+        "n_envs": config.n_envs,
+        "torch_threads": config.torch_threads,
+        "net_arch": list(config.ppo.net_arch),
+        "n_epochs": config.ppo.n_epochs,
+    }
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    """The figures as a Markdown table."""
+    lines = [
+        "| game | label | load | decisions | decisions/s | decisions per CPU s | settings |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        settings = (
+            f"{r['vec_env']} x{r['n_envs']}, {r['torch_threads']} thread(s), net {r['net_arch']}, "
+            f"{r['n_epochs']} epochs"
+        )
+        lines.append(
+            f"| {r['game']} | {r.get('label', '')} | {r['load']} | {r['decisions']}{' (cut)' if r['cut'] else ''} "
+            f"| {r['decisions_per_s']:,.0f} | {r['decisions'] / r['cpu_seconds']:,.0f} | {settings} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure each game under each load (and each --set variant, interleaved) and print the table."""
+    parser = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--games", nargs="+", default=list(envs.ENV_NAMES), choices=envs.ENV_NAMES)
+    parser.add_argument("--decisions", type=int, default=DEFAULT_DECISIONS, help="learner decisions per run")
+    parser.add_argument("--loads", type=int, nargs="+", default=[0, 2], help="busy processes beside training")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat every measurement, interleaved")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="LABEL:KEY=VALUE;...",
+        help="a named set of config overrides measured beside the config (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    import yaml
+
+    variants: list[tuple[str, dict[str, Any]]] = [("config", {})]
+    for spec in args.variant:
+        label, _, pairs = spec.partition(":")
+        settings = {}
+        for pair in filter(None, pairs.split(";")):
+            key, _, value = pair.partition("=")
+            settings[key] = yaml.safe_load(value)
+        variants.append((label, settings))
+    rows = []
+    for _ in range(args.rounds):
+        for game in args.games:
+            for load in args.loads:
+                for label, settings in variants:
+                    row = training_decisions_per_second(
+                        game, decisions=args.decisions, load=load, overrides=settings
+                    )
+                    row["label"] = label
+                    rows.append(row)
+                    print(format_rows([row]).splitlines()[-1], flush=True)
+    print(format_rows(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
