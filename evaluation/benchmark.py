@@ -299,6 +299,34 @@ def verdict(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: Busy processes beside the second training measurement: as many as this machine class has cores.
+TRAINING_LOADS = (0, 2)
+
+
+def training_table(rows: list[dict], chosen: dict[str, list[int]], decisions: int) -> list[dict]:
+    """Train each chosen game with its config (idle, then loaded); print and return the figures."""
+    try:
+        from training.bench import training_decisions_per_second
+    except ImportError as error:  # the [train] extra is missing
+        raise SystemExit(f"fowlplay-bench --training needs the [train] extra: {error}") from error
+    env_rate = {r["game"]: r["aec_decisions_per_s"] for r in rows if r.get("default_players")}
+    out = []
+    print("\n| game | busy processes | training decisions/s | env AEC decisions/s | settings |")
+    print("|---|---|---|---|---|")
+    for name in chosen:
+        for load in TRAINING_LOADS:
+            row = training_decisions_per_second(name, decisions=decisions, load=load)
+            out.append(row)
+            settings = f"{row['vec_env']} x{row['n_envs']}, {row['torch_threads']} torch thread(s)"
+            cut = " (cut short by the time cap)" if row["cut"] else ""
+            print(
+                f"| {name} | {load} | {row['decisions_per_s']:,.0f}{cut} | "
+                f"{_fmt(env_rate.get(name))} | {settings} |",
+                flush=True,
+            )
+    return out
+
+
 def _players(text: str) -> str:
     if text in ("default", "all"):
         return text
@@ -338,7 +366,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-reference", action="store_true", help="skip the anchors (PettingZoo, RLCard, OpenSpiel)"
     )
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="also train each game briefly with its config (idle, then beside 2 busy processes) and "
+        "print learner decisions/s beside the env's own rate (needs the [train] extra)",
+    )
+    parser.add_argument(
+        "--training-decisions", type=int, default=20_480, help="learner decisions per --training run"
+    )
     args = parser.parse_args(argv)
+    if args.training_decisions < 1:
+        parser.error(f"--training-decisions must be >= 1; got {args.training_decisions}")
     if args.json_path and not os.path.isdir(os.path.dirname(os.path.abspath(args.json_path))):
         parser.error(f"--json {args.json_path}: its folder does not exist")
     chosen = {}
@@ -377,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     bars = verdict(rows)
     if bars:
         print("\n" + bars)
+    training = training_table(rows, chosen, args.training_decisions) if args.training else None
     if args.json_path:
         payload = {
             "machine": where,
@@ -385,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
             "target_ratio_to_leduc": TARGET_RATIO_TO_LEDUC,
             "target_ratio_to_rlcard": TARGET_RATIO_TO_RLCARD,
             "rows": rows,
+            "training": training,
         }
         with open(args.json_path, "w") as handle:
             json.dump(payload, handle, indent=2)

@@ -74,3 +74,33 @@ def test_bad_arguments_are_one_line_errors_before_any_run(args, message):
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert "| game |" not in result.stdout
+
+
+@pytest.mark.slow
+def test_training_figures_sit_beside_the_env_rate(tmp_path):
+    out = tmp_path / "bench.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluation.benchmark",
+            "--seconds",
+            "0.05",
+            "--no-reference",
+            "--games",
+            "chicken_v0",
+            "--training",
+            "--training-decisions",
+            "256",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert "| game | busy processes | training decisions/s | env AEC decisions/s |" in result.stdout
+    training = json.loads(out.read_text())["training"]
+    assert [row["load"] for row in training] == [0, 2]
+    assert all(row["decisions"] >= 256 and row["decisions_per_s"] > 0 for row in training)
