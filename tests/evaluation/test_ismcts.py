@@ -143,10 +143,8 @@ def canonical_redeal(monkeypatch):
 class PeekingISMCTS(ISMCTSAgent):
     """A deliberately broken twin: it searches the real deal instead of re-dealt ones."""
 
-    def _determinize(self, me):
-        world = self.env.clone()
-        self.rng.integers(2**63)  # draw as the real agent does, so only the deal differs
-        return world
+    def _determinize(self, me, seed):
+        return self.env.clone()
 
 
 def _searches_on_both_deals(cls, game: str, rollout: str) -> tuple[tuple, tuple]:
