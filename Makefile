@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench install clean
+.PHONY: demo test lint format bench install clean playthroughs
 
 $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# Rewrite the golden playthroughs (tests/envs/playthroughs) after an intended rules or encoding change.
+playthroughs: $(STAMP)
+	$(BIN)/python -m envs.core.playthrough --out tests/envs/playthroughs
 
 bench: $(STAMP)
 	$(BIN)/fowlplay-bench

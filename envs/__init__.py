@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from envs.core.errors import EnvOrderError, IllegalActionError
+from envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
 
 __version__ = "0.1.0"
 
@@ -43,4 +43,12 @@ def player_counts(name: str) -> range:
     return env_module(name).PLAYER_COUNTS
 
 
-__all__ = ["ENV_NAMES", "EnvOrderError", "IllegalActionError", "env_module", "make", "player_counts"]
+__all__ = [
+    "ENV_NAMES",
+    "EnvOrderError",
+    "IllegalActionError",
+    "UnknownAgentError",
+    "env_module",
+    "make",
+    "player_counts",
+]

@@ -9,14 +9,19 @@ A spec is `[LABEL=]KIND` where KIND is one of
     ismcts:N[:random]  information-set MCTS, N simulations per decision (`evaluation.ismcts`)
     PATH               the same as ckpt:PATH when PATH (or PATH.zip) exists
 
-PATH is what `training.checkpoint` accepts: the .zip, the .json, their common stem, or a run
-directory (its final checkpoint, else its newest periodic one). LABEL names the agent in every
-table; it defaults to the kind, or for a checkpoint to `<run>/<stem>` (`-det` appended when
-deterministic).
+PATH is what `training.checkpoint` accepts: the .npz, .zip or .json, their common stem, or a run
+directory (its newest complete checkpoint). LABEL names the agent in every table; it defaults to
+the kind, or for a checkpoint to `<run>/<stem>` (`-det` appended when deterministic).
+
+A checkpoint plays from its tensor-only weights file (`<stem>.npz`); nothing is unpickled. An
+older checkpoint without one is refused unless `trust_checkpoint`, which loads its SB3 zip (whose
+pickled data can run any code). `resolve_spec` pins a checkpoint spec to the file and weights it
+plays (`AgentSpec.model`), so every game of an evaluation plays the same model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,22 +52,36 @@ class AgentSpec:
     path: str | None = None
     deterministic: bool = False
     text: str = ""
+    #: For a resolved checkpoint: `checkpoint` (stem), `file` (the weights played), `weights_sha256`, `timesteps`.
+    model: dict | None = None
 
     def to_dict(self) -> dict:
-        """Plain values for summaries and run fingerprints."""
-        return {
+        """Plain values for summaries (with the model a checkpoint played, once resolved)."""
+        out = {
             "label": self.label,
             "kind": self.kind,
             "path": self.path,
             "deterministic": self.deterministic,
             "spec": self.text,
         }
+        if self.model is not None:
+            out["model"] = dict(self.model)
+        return out
+
+    def identity(self) -> dict:
+        """What decides this agent's play: a checkpoint by the file and weights it plays, not its spec text."""
+        if self.kind != "checkpoint":
+            return self.to_dict()
+        if self.model is None:
+            raise ValueError(f"agent {self.label!r}: resolve_spec() it before fingerprinting")
+        played = {key: self.model[key] for key in ("file", "weights_sha256", "timesteps")}
+        return {"label": self.label, "kind": self.kind, "deterministic": self.deterministic, "model": played}
 
 
 def _checkpoint_exists(path: str) -> bool:
     """True when PATH names something a checkpoint loader could open."""
     p = Path(path)
-    return p.exists() or Path(f"{path}.zip").exists() or Path(f"{path}.json").exists()
+    return p.exists() or any(Path(f"{path}{suffix}").exists() for suffix in (".npz", ".zip", ".json"))
 
 
 def _checkpoint_label(path: str, deterministic: bool) -> str:
@@ -71,7 +90,7 @@ def _checkpoint_label(path: str, deterministic: bool) -> str:
     if p.is_dir():
         label = p.name
     else:
-        stem = p.name.removesuffix(".zip").removesuffix(".json")
+        stem = p.name.removesuffix(".zip").removesuffix(".json").removesuffix(".npz")
         parent = p.parent.name
         if parent == "checkpoints":  # <run>/checkpoints/step_N: the run is one level up
             parent = p.parent.parent.name
@@ -103,7 +122,7 @@ def parse_spec(text: str) -> AgentSpec:
             if not _checkpoint_exists(path):
                 raise AgentSpecError(
                     f"agent spec {text!r}: no checkpoint at {path!r} (looked for the path, "
-                    f"{path}.zip and {path}.json); accepted: {ACCEPTED}"
+                    f"{path}.npz, {path}.zip and {path}.json); accepted: {ACCEPTED}"
                 )
             return AgentSpec(
                 label or _checkpoint_label(path, deterministic), "checkpoint", path, deterministic, text
@@ -125,7 +144,7 @@ def parse_specs(texts: list[str]) -> list[AgentSpec]:
         count = seen.get(spec.label, 0) + 1
         seen[spec.label] = count
         if count > 1:
-            spec = AgentSpec(f"{spec.label}#{count}", spec.kind, spec.path, spec.deterministic, spec.text)
+            spec = dataclasses.replace(spec, label=f"{spec.label}#{count}")
         unique.append(spec)
     return unique
 
@@ -157,23 +176,49 @@ def check_spec(spec: AgentSpec, env) -> None:
         raise AgentSpecError(f"agent {spec.label!r}: {err}") from err
 
 
-class ModelCache:
-    """Loads each checkpoint once per process, so every seat an agent holds shares one model."""
+def resolve_spec(spec: AgentSpec, env, trust_checkpoint: bool = False) -> AgentSpec:
+    """The spec, checked against `env`; a checkpoint's pinned to the file and weights it plays."""
+    if spec.model is not None:
+        return spec
+    check_spec(spec, env)
+    if spec.kind != "checkpoint":
+        return spec
+    checkpoint = _checkpoint_module()
+    try:
+        _, metadata = checkpoint.load_policy(spec.path, trust_checkpoint=trust_checkpoint)
+    except checkpoint.CheckpointError as err:
+        raise AgentSpecError(f"agent {spec.label!r}: {err}") from err
+    model = {
+        "checkpoint": str(Path(metadata["stem"]).resolve()),
+        "file": str(Path(metadata["weights_file"]).resolve()),
+        "weights_sha256": metadata["weights_sha256"],
+        "timesteps": metadata["timesteps"],
+    }
+    return dataclasses.replace(spec, model=model)
 
-    def __init__(self) -> None:
+
+class ModelCache:
+    """Loads each checkpoint once per process, so every seat an agent holds shares one policy."""
+
+    def __init__(self, trust_checkpoint: bool = False) -> None:
+        self.trust_checkpoint = trust_checkpoint
         self._models: dict[str, object] = {}
 
     def model(self, spec: AgentSpec, env):
-        """The loaded model of a checkpoint spec, checked against `env`."""
-        if spec.path not in self._models:
+        """The policy a checkpoint spec plays, checked against `env` (and against its pinned weights)."""
+        spec = resolve_spec(spec, env, self.trust_checkpoint)
+        key = spec.model["checkpoint"]
+        if key not in self._models:
             checkpoint = _checkpoint_module()
             try:
-                model, metadata = checkpoint.load_checkpoint(spec.path, device="cpu")
+                policy, metadata = checkpoint.load_policy(
+                    key, self.trust_checkpoint, expect_sha256=spec.model["weights_sha256"]
+                )
                 checkpoint.check_compatible(metadata, env)
             except checkpoint.CheckpointError as err:
                 raise AgentSpecError(f"agent {spec.label!r}: {err}") from err
-            self._models[spec.path] = model
-        return self._models[spec.path]
+            self._models[key] = policy
+        return self._models[key]
 
 
 def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCache | None = None) -> Agent:
@@ -193,12 +238,11 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
         raise AgentSpecError(
             f"checkpoint agents need training.policy ({err}); install them with: pip install 'fowlplay[eval]'"
         ) from err
-    model = (models or ModelCache()).model(spec, env)
-    return PolicyAgent(model, deterministic=spec.deterministic, seed=seed)
+    policy = (models or ModelCache()).model(spec, env)
+    return PolicyAgent(policy, deterministic=spec.deterministic, seed=seed)
 
 
-def make_agent(text: str, env, seed: int | None = None) -> Agent:
+def make_agent(text: str, env, seed: int | None = None, trust_checkpoint: bool = False) -> Agent:
     """An agent from a spec string, checked against `env` (used by fowlplay-play as well)."""
-    spec = parse_spec(text)
-    check_spec(spec, env)
-    return build_agent(spec, env, seed)
+    spec = resolve_spec(parse_spec(text), env, trust_checkpoint)
+    return build_agent(spec, env, seed, ModelCache(trust_checkpoint))

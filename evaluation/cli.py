@@ -5,37 +5,55 @@
 Prints the pairwise scores and ratings; writes games.jsonl, pairwise.csv, ratings.csv,
 summary.json, report.md and PNG plots to --out. Run the same command again to resume an
 interrupted evaluation, or with a larger --matches to extend a finished one. The exit status is
-1 when any agent chose an illegal action.
+1 when any agent chose an illegal action or an output file could not be written, 2 for a mistake
+on the command line, 130 after Ctrl-C (the games played so far are kept).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
 import envs
 from evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
-from evaluation.matches import SEATINGS, EvalConfig, ResumeError
+from evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
+from evaluation.report import OutputError
 from evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
+from training.cli import one_line_warnings, yaml_value
+
+PROG = "fowlplay-eval"
+#: Exit status after Ctrl-C, as shells report SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 def _option(text: str) -> tuple[str, object]:
     """KEY=VALUE with VALUE read as YAML (numbers, booleans, strings)."""
-    import yaml
-
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key, yaml.safe_load(value)
+    try:
+        return key, yaml_value(key, value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+_positive = _at_least(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,11 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", required=True, type=Path, help="output directory (resumed if it holds games.jsonl)"
     )
-    parser.add_argument("--players", type=int, default=None, help="players per game [the game's default]")
+    parser.add_argument(
+        "--players", type=_at_least(1), default=None, help="players per game [the game's default]"
+    )
     parser.add_argument(
         "--workers", type=_positive, default=os.cpu_count() or 1, help="worker processes [CPU count]"
     )
-    parser.add_argument("--seed", type=int, default=0, help="root seed of every deal and agent [0]")
+    parser.add_argument(
+        "--seed", type=_at_least(0), default=0, help="root seed (>= 0) of every deal and agent [0]"
+    )
     parser.add_argument(
         "--seating",
         choices=SEATINGS,
@@ -70,16 +92,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=_positive,
         default=DEFAULT_BOOTSTRAP,
-        help=f"rating bootstrap resamples [{DEFAULT_BOOTSTRAP}]",
+        help=f"rating bootstrap resamples, at least 1 [{DEFAULT_BOOTSTRAP}]",
+    )
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="also load checkpoints that have no tensor-only weights file from their SB3 zip, "
+        "which unpickles it and so runs any code it holds: only for files you made yourself",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
 
+def _fail(message: str, status: int) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation described on the command line and print its headline figures."""
+    try:
+        with one_line_warnings(PROG):
+            return _main(argv)
+    except EvalInterrupted as stop:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+        print(
+            f"\n{PROG}: interrupted; {stop.saved} of {stop.planned} games are saved in {stop.path}. "
+            "Run the same command again to resume.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print(f"\n{PROG}: interrupted before any game was saved", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if len(args.agents) < 2:
@@ -87,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(args.option)
     if "num_players" in options:
         parser.error("give the player count with --players, not --option num_players=...")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a directory (it is created if missing)")
     try:
         players = args.players or len(envs.make(args.game, **options).possible_agents)
         specs = parse_specs(args.agents)
@@ -98,16 +151,24 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             options=options,
             seating=args.seating,
+            trust_checkpoint=args.trust_checkpoint,
         )
         config.make_env()  # validates the player count and options with the game's own message
-    except ValueError as err:  # unknown option, player count, agent spec: the user's to fix
+        tables(len(specs), players, args.seating)  # enough agents for the seating
+    except ValueError as err:  # unknown option, player count, agent spec, seating: the user's to fix
         parser.error(str(err))
     try:
         summary = evaluate(
             config, args.out, workers=args.workers, progress=not args.no_progress, bootstrap=args.bootstrap
         )
     except (AgentSpecError, ResumeError) as err:
-        parser.error(str(err))
+        return _fail(str(err), 2)
+    except OutputError as err:
+        return _fail(
+            f"{err}; the games played so far are kept in {args.out / 'games.jsonl'}: free some space "
+            "and run the same command again to resume",
+            1,
+        )
     for r in summary["pairwise"]:
         print(
             f"{r['agent']} vs {r['opponent']}: score {r['score']:.3f} "

@@ -18,10 +18,13 @@ Seats for more than two players (`seating`):
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +35,8 @@ import numpy as np
 
 import envs
 from envs.core.rewards import win_rewards
-from evaluation.agents import AgentSpec, ModelCache, build_agent
+from evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
+from evaluation.report import OutputError, write_json
 
 SEATINGS = ("pairs", "combinations")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
@@ -40,6 +44,8 @@ DEAL_KEY, AGENT_KEY, BOOTSTRAP_KEY = 0, 1, 2
 #: Largest integer a JSON reader without big integers keeps exactly (2**53).
 _SEED_BITS = 53
 GAMES_FILE = "games.jsonl"
+#: What the games of an output directory were played with (to name what changed on a refused resume).
+RUN_FILE = "run.json"
 
 
 @dataclass(frozen=True)
@@ -53,14 +59,19 @@ class EvalConfig:
     seed: int = 0
     options: dict = field(default_factory=dict)
     seating: str = "pairs"
+    #: Load checkpoints without a tensor-only weights file from their pickled SB3 zip (runs its code).
+    trust_checkpoint: bool = False
 
     def identity(self) -> dict:
-        """The fields that decide every game's result (`matches` only says how many are played)."""
+        """The fields that decide every game's result (`matches` only says how many are played).
+
+        A checkpoint agent counts by the file and weights it plays (see `resolve_agents`).
+        """
         return {
             "game": self.game,
             "players": self.players,
             "options": self.options,
-            "agents": [a.to_dict() for a in self.agents],
+            "agents": [a.identity() for a in self.agents],
             "seed": self.seed,
             "seating": self.seating,
             "package_version": envs.__version__,
@@ -74,6 +85,13 @@ class EvalConfig:
     def make_env(self):
         """A fresh environment of the evaluated game."""
         return envs.make(self.game, num_players=self.players, **self.options)
+
+    def resolve_agents(self) -> EvalConfig:
+        """This config with every agent checked against the game and each checkpoint pinned to the
+        file and weights it plays (loaded once here, without unpickling unless trusted)."""
+        env = self.make_env()
+        agents = tuple(resolve_spec(a, env, self.trust_checkpoint) for a in self.agents)
+        return dataclasses.replace(self, agents=agents)
 
     @property
     def labels(self) -> list[str]:
@@ -218,7 +236,7 @@ class TablePlayer:
             arrangements(t, config.seating)
             for t in tables(len(config.agents), config.players, config.seating)
         ]
-        self.models = ModelCache()
+        self.models = ModelCache(config.trust_checkpoint)
         self._agents: dict[tuple[int, int], object] = {}
 
     def _agent(self, agent_index: int, seat: int):
@@ -255,6 +273,8 @@ _worker: TablePlayer | None = None
 
 def _init_worker(config: EvalConfig) -> None:
     global _worker
+    # Ctrl-C reaches the whole process group; the parent stops the pool and reports once.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _limit_threads(uses_torch=any(a.kind == "checkpoint" for a in config.agents))
     _worker = TablePlayer(config)
 
@@ -311,11 +331,88 @@ def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> I
 
 # ----- games.jsonl ------------------------------------------------------------------------------
 class ResumeError(ValueError):
-    """games.jsonl holds games of a different evaluation."""
+    """games.jsonl holds games of a different evaluation, or a line that is no game record."""
+
+
+class EvalInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an evaluation; every game finished before it is saved in games.jsonl."""
+
+    def __init__(self, path: Path, saved: int, planned: int) -> None:
+        super().__init__(f"evaluation interrupted; {saved} of {planned} games saved in {path}")
+        self.path, self.saved, self.planned = path, saved, planned
+
+
+#: Keys every games.jsonl row holds.
+ROW_KEYS = ("run", "table", "match", "arrangement", "seats", "returns")
+
+
+def _row(line: bytes, path: Path, number: int) -> dict | None:
+    """One games.jsonl line as a row (None for a blank line); a damaged line is a ResumeError."""
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line.decode("utf-8"))
+        missing = [key for key in ROW_KEYS if key not in row] if isinstance(row, dict) else ["every key"]
+        problem = f"it lacks {missing}" if missing else None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"not JSON: {exc}"
+    if problem:
+        raise ResumeError(
+            f"{path} line {number} is not a game record ({problem}); delete that line (its game is "
+            "played again) or the whole file, then run the command again"
+        )
+    return row
+
+
+def describe_change(before: dict, now: dict) -> list[str]:
+    """What differs between two `EvalConfig.identity()`s, naming both sides (agents by their model)."""
+    changes = []
+    for key in sorted(set(before) | set(now)):
+        if key == "agents" or before.get(key) == now.get(key):
+            continue
+        changes.append(f"{key} was {before.get(key)!r}, now {now.get(key)!r}")
+    old_agents = {a.get("label"): a for a in before.get("agents", [])}
+    new_agents = {a.get("label"): a for a in now.get("agents", [])}
+    if list(old_agents) != list(new_agents):
+        changes.append(f"agents were {list(old_agents)}, now {list(new_agents)}")
+    for label, agent in new_agents.items():
+        old = old_agents.get(label)
+        if old is None or old == agent:
+            continue
+        if "model" in agent and "model" in old:
+            changes.append(
+                f"agent {label!r} played {_model(old['model'])}; now it is {_model(agent['model'])}"
+            )
+        else:
+            changes.append(f"agent {label!r} was {old}, now {agent}")
+    return changes
+
+
+def _model(model: dict) -> str:
+    return f"{model['file']} (weights sha256 {model['weights_sha256'][:12]}, {model['timesteps']} timesteps)"
+
+
+def _refusal(path: Path, number: int, config: EvalConfig) -> ResumeError:
+    """The error for a games.jsonl row of another evaluation, naming what changed when run.json tells."""
+    what = "game, players, options, agents (the models they play), seed or seating differ"
+    try:
+        recorded = json.loads((path.parent / RUN_FILE).read_text())
+        changes = describe_change(recorded["identity"], config.identity())
+        if changes and recorded.get("fingerprint") != config.fingerprint():
+            what = "; ".join(changes)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # an older output directory without run.json: say what may differ
+    return ResumeError(
+        f"{path} line {number} was written by a different evaluation ({what}); use another --out "
+        f"directory or delete {path.name} to start over"
+    )
 
 
 def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dict]:
-    """Rows already played, by key; a partly written last line (an interrupted write) is cut off."""
+    """Rows already played, by key; a partly written last line (an interrupted write) is cut off.
+
+    A row of another evaluation, or a damaged line, is a ResumeError naming the file and line.
+    """
     if not path.exists():
         return {}
     data = path.read_bytes()
@@ -326,17 +423,18 @@ def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dic
         data = data[:cut]
     rows = {}
     fingerprint = config.fingerprint()
-    for number, line in enumerate(data.decode().splitlines(), start=1):
-        if not line.strip():
+    for number, line in enumerate(data.splitlines(), start=1):
+        row = _row(line, path, number)
+        if row is None:
             continue
-        row = json.loads(line)
-        if row.get("run") != fingerprint:
-            raise ResumeError(
-                f"{path} line {number} was written by a different evaluation (game, players, options, "
-                f"agents, seed or seating differ); use another --out directory or delete {path.name}"
-            )
+        if row["run"] != fingerprint:
+            raise _refusal(path, number, config)
         rows[(row["table"], row["match"], row["arrangement"])] = row
     return rows
+
+
+def _write_run_file(out: Path, config: EvalConfig) -> None:
+    write_json(out / RUN_FILE, {"fingerprint": config.fingerprint(), "identity": config.identity()})
 
 
 def run_games(
@@ -348,11 +446,17 @@ def run_games(
 ) -> tuple[list[dict], dict]:
     """Play every planned game not already in `out`/games.jsonl, appending each as it finishes.
 
-    Returns the planned rows in canonical order and counts of what was resumed and played.
+    Returns the planned rows in canonical order and counts of what was resumed and played. Ctrl-C
+    raises `EvalInterrupted`; a file that cannot be written raises `OutputError`.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    config = config.resolve_agents()
     path = out / GAMES_FILE
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(out, exc) from exc
     done = read_games(path, config)
+    _write_run_file(out, config)
     tasks = plan(config)
     todo = [t for t in tasks if t.key not in done]
     bar = None
@@ -362,17 +466,29 @@ def run_games(
         bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), unit="game", desc=config.game)
     played = 0
     try:
-        with path.open("a", encoding="utf-8") as f:
-            for row in play_games(config, todo, workers):
+        f = path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
+    games = play_games(config, todo, workers)
+    try:
+        for row in games:
+            try:
                 f.write(json.dumps(row) + "\n")
                 f.flush()
-                done[(row["table"], row["match"], row["arrangement"])] = row
-                played += 1
-                if bar is not None:
-                    bar.update()
-                if on_row is not None:
-                    on_row(row)
+            except OSError as exc:
+                raise OutputError(path, exc) from exc
+            done[(row["table"], row["match"], row["arrangement"])] = row
+            played += 1
+            if bar is not None:
+                bar.update()
+            if on_row is not None:
+                on_row(row)
+    except KeyboardInterrupt:
+        raise EvalInterrupted(path, sum(1 for t in tasks if t.key in done), len(tasks)) from None
     finally:
+        games.close()  # stops the worker pool now, not when the generator is collected
+        with contextlib.suppress(OSError):  # every row was flushed as it was written
+            f.close()
         if bar is not None:
             bar.close()
     rows = [done[t.key] for t in tasks]

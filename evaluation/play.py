@@ -1,22 +1,56 @@
-"""Watch or play one seeded game: `fowlplay-play --game chicken_v0 --agents baseline human`."""
+"""Watch or play one seeded game: `fowlplay-play --game chicken_v0 --agents baseline human`.
+
+A person at a human seat sees only that seat's own view of the table (`env.view(agent)`), never
+the umpire's: other players' moves are announced by the kind of decision they made, not by what
+they chose, since a choice may name a card that was hidden from the person. The whole table is
+shown once the game is over. A game between bots only is watched from the umpire's chair.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import signal
 import sys
+from typing import TextIO
 
 import numpy as np
 
 import envs
 from envs.core.agents import Agent
 
+PROG = "fowlplay-play"
+#: Exit status after Ctrl-C, as shells report SIGINT.
+EXIT_INTERRUPTED = 130
+#: What a typed action id may look like: a few ASCII digits (not '²', '--1' or 5000 digits).
+_ACTION_ID = re.compile(r"[0-9]{1,9}")
+
+
+def seat_view(env, agent: str) -> str:
+    """The table as `agent` sees it: the game's own view, or its observation piece by piece."""
+    try:
+        return env.view(agent)
+    except NotImplementedError:
+        # A game without a text view yet: its observation is exactly what the seat may know.
+        parts = env.unwrapped.observer.decode(env.observe(agent)["observation"])
+        lines = [f"{agent} sees:"]
+        lines += [f"  {name}: {' '.join(f'{x:g}' for x in values)}" for name, values in parts.items()]
+        return "\n".join(lines)
+
+
+def prompt_text(env, agent: str, legal: list[int]) -> str:
+    """What a human seat is shown before deciding: its own view and its legal actions by name."""
+    lines = [seat_view(env, agent), f"{agent}, you are deciding '{env.decision()}':"]
+    lines += [f"  {action:>4}: {env.action_name(action)}" for action in legal]
+    return "\n".join(lines)
+
 
 class HumanAgent(Agent):
-    """Asks a person at the terminal, listing every legal action by name."""
+    """Asks a person at the terminal, showing only their own view and every legal action by name."""
 
     name = "human"
 
-    def __init__(self, env, stream_in=None, stream_out=None) -> None:
+    def __init__(self, env, stream_in: TextIO | None = None, stream_out: TextIO | None = None) -> None:
         self.env = env
         self.stream_in = stream_in or sys.stdin
         self.stream_out = stream_out or sys.stdout
@@ -25,53 +59,42 @@ class HumanAgent(Agent):
         """Prompt until the person types a legal action id."""
         legal = np.flatnonzero(action_mask).tolist()
         out = self.stream_out
-        print(f"{self.env.agent_selection}, you are deciding '{self.env.decision()}':", file=out)
-        for action in legal:
-            print(f"  {action:>4}: {self.env.action_name(action)}", file=out)
+        print(prompt_text(self.env, self.env.agent_selection, legal), file=out)
         while True:
             print("your action id> ", end="", file=out, flush=True)
             line = self.stream_in.readline()
             if not line:
                 raise SystemExit("no more input: game abandoned")
             text = line.strip()
-            if text.lstrip("-").isdigit() and int(text) in legal:
+            if _ACTION_ID.fullmatch(text) and int(text) in legal:
                 return int(text)
-            print(f"'{text}' is not one of the legal action ids {legal}", file=out)
+            shown = text if len(text) <= 20 else text[:20] + "..."
+            print(f"'{shown}' is not one of the legal action ids {legal}", file=out)
 
 
-def build_agent(spec: str, env, seed: int) -> Agent:
+def build_agent(spec: str, env, seed: int, trust_checkpoint: bool = False) -> Agent:
     """An agent from a spec: human, or any spec `fowlplay-eval` accepts (random, baseline, checkpoints)."""
     if spec == "human":
         return HumanAgent(env)
     from evaluation.agents import make_agent
 
     try:
-        return make_agent(spec, env, seed=seed)
+        return make_agent(spec, env, seed=seed, trust_checkpoint=trust_checkpoint)
     except ValueError as error:
+        if "accepted:" not in str(error):  # a checkpoint that was found but cannot be played
+            raise
         raise ValueError(f"{error} (fowlplay-play also accepts: human)") from None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Play one seeded game with the given agents, printing the table after every decision."""
-    parser = argparse.ArgumentParser(prog="fowlplay-play", description=__doc__)
-    parser.add_argument("--game", default="chicken_v0", choices=envs.ENV_NAMES)
-    parser.add_argument(
-        "--agents",
-        nargs="+",
-        default=["baseline", "baseline"],
-        help="one spec per seat: random, baseline, human, or a checkpoint",
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true", help="print only the final table")
-    args = parser.parse_args(argv)
-    try:
-        env = envs.make(args.game, num_players=len(args.agents), render_mode="ansi")
-        env.reset(seed=args.seed)
-        seats = zip(env.possible_agents, args.agents)
-        agents = {a: build_agent(spec, env, args.seed + i) for i, (a, spec) in enumerate(seats)}
-    except ValueError as error:
-        parser.error(f"{error} ({len(args.agents)} agents given, one per seat)")
-    print(env.render())
+def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quiet: bool = False) -> dict:
+    """Play the reset `env` to its end; returns each agent's total reward.
+
+    With a human seat, only that seat's view is shown (at its decisions); bots' moves are
+    announced by their decision kind. The whole table is printed at the end.
+    """
+    watching = "human" not in specs.values()  # nobody at the table: the umpire's view is fine
+    if watching and not quiet:
+        print(env.render(), file=out)
     decisions = 0
     totals = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
@@ -80,20 +103,88 @@ def main(argv: list[str] | None = None) -> int:
         if terminated or truncated:
             env.step(None)
             continue
-        seat_spec = args.agents[env.possible_agents.index(agent)]
+        decision = env.decision()
         action = agents[agent].act(obs["observation"], obs["action_mask"])
-        if not args.quiet:
-            print(f"-- {agent} ({seat_spec}) deciding '{env.decision()}': {env.action_name(action)}")
+        if not quiet:
+            if watching or specs[agent] == "human":
+                print(
+                    f"-- {agent} ({specs[agent]}) deciding '{decision}': {env.action_name(action)}", file=out
+                )
+            else:
+                print(f"-- {agent} ({specs[agent]}) made a '{decision}' decision", file=out)
         env.step(action)
         decisions += 1
-        if not args.quiet and not env.game.over:
-            print(env.render())
-    print(env.render())
+        if watching and not quiet and not env.game.over:
+            print(env.render(), file=out)
+    print(env.render(), file=out)
     ending = "truncated at its cap" if env.game.truncated else "ended"
     print(
         f"game {ending} after {decisions} decisions; rewards: "
-        + ", ".join(f"{a} {r:+.2f}" for a, r in totals.items())
+        + ", ".join(f"{a} {r:+.2f}" for a, r in totals.items()),
+        file=out,
     )
+    return totals
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
+    from training.cli import one_line_warnings
+
+    try:
+        with one_line_warnings(PROG):
+            return _main(argv)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+        print(
+            f"\n{PROG}: interrupted; the game is abandoned (nothing is saved: the same --seed "
+            "and agents deal it again)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="chicken_v0", choices=envs.ENV_NAMES)
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["baseline", "baseline"],
+        help="one spec per seat: random, baseline, human, or a checkpoint",
+    )
+    parser.add_argument("--seed", type=_seed, default=0, help="seed of the deal and the agents (>= 0)")
+    parser.add_argument("--quiet", action="store_true", help="print only the final table")
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="also load checkpoints that have no tensor-only weights file from their SB3 zip, "
+        "which unpickles it and so runs any code it holds: only for files you made yourself",
+    )
+    args = parser.parse_args(argv)
+    try:
+        env = envs.make(args.game, num_players=len(args.agents), render_mode="ansi")
+    except ValueError as error:
+        parser.error(f"{error} ({len(args.agents)} agents given, one per seat)")
+    env.reset(seed=args.seed)
+    seats = list(zip(env.possible_agents, args.agents))
+    try:
+        agents = {
+            a: build_agent(spec, env, args.seed + i, args.trust_checkpoint)
+            for i, (a, spec) in enumerate(seats)
+        }
+    except ValueError as error:
+        parser.error(str(error))
+    play(env, agents, dict(seats), sys.stdout, quiet=args.quiet)
     return 0
 
 

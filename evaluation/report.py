@@ -23,16 +23,52 @@ def _plain(value):
     return value
 
 
+class OutputError(OSError):
+    """An output file that could not be written (a full disk, say); the message names it."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.filename = str(path)
+        self.message = f"cannot write {path}: {cause.strerror or cause}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    """Write a whole file or nothing (temp file + rename), so a crash never leaves half a report."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    """Write a whole file or nothing (temp file + rename), so a crash never leaves half a report.
+
+    A failure (a full disk) raises `OutputError` naming the file.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OutputError(path, exc) from exc
         raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """A text file (report.md), written whole or not at all."""
+    _atomic_write(path, text)
+
+
+def _save_figure(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise OutputError(path, exc) from exc
+    finally:
+        plt.close(fig)
 
 
 def _cell(value) -> str:
@@ -77,6 +113,17 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _models(agents: list[dict]) -> list[str]:
+    """One line per checkpoint agent: the weights file it played, their hash and timesteps."""
+    lines = [
+        f"- `{a['label']}` played `{m['file']}` (weights sha256 `{m['weights_sha256'][:16]}`, "
+        f"{m['timesteps']} timesteps)"
+        for a in agents
+        if (m := a.get("model"))
+    ]
+    return [*lines, ""] if lines else []
+
+
 def markdown(summary: dict) -> str:
     """report.md: the configuration, pairwise results, score matrix, ratings, games and latency."""
     cfg = summary["config"]
@@ -94,6 +141,7 @@ def markdown(summary: dict) -> str:
         "",
         "Agents: " + ", ".join(f"`{a['label']}` ({a['spec']})" for a in cfg["agents"]),
         "",
+        *_models(cfg["agents"]),
         "## Pairwise results",
         "",
         "Score = (W + 0.5·D) / N for the row agent against the column opponent; a duplicate match "
@@ -245,8 +293,7 @@ def plot_scores(path: Path, summary: dict) -> None:
     fig.colorbar(image, ax=ax, label="score (W + 0.5·D) / N")
     ax.set_title(f"{summary['config']['game']}, {summary['config']['players']} players")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save_figure(fig, path)
 
 
 def plot_ratings(path: Path, summary: dict) -> None:
@@ -269,5 +316,4 @@ def plot_ratings(path: Path, summary: dict) -> None:
     ax.set_xlabel("Elo (Bradley–Terry), 95% bootstrap interval")
     ax.set_title(f"{summary['config']['game']}, {summary['config']['players']} players")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save_figure(fig, path)

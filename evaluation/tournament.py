@@ -12,7 +12,6 @@ import numpy as np
 
 import envs
 from evaluation import report
-from evaluation.agents import check_spec
 from evaluation.matches import BOOTSTRAP_KEY, EvalConfig, deal_seed, run_games
 from evaluation.ratings import rating_table
 from evaluation.stats import agent_summary, game_summary, latency, pairwise
@@ -45,11 +44,10 @@ def command_line(config: EvalConfig, out: Path) -> str:
     return shlex.join(parts)
 
 
-def check_agents(config: EvalConfig) -> None:
-    """Refuse unknown, missing or incompatible agents before any game is played."""
-    env = config.make_env()
-    for spec in config.agents:
-        check_spec(spec, env)
+def check_agents(config: EvalConfig) -> EvalConfig:
+    """Refuse unknown, missing or incompatible agents before any game is played; the config with
+    each checkpoint pinned to the file and weights it plays."""
+    return config.resolve_agents()
 
 
 def summarise(config: EvalConfig, rows: list[dict], bootstrap: int = DEFAULT_BOOTSTRAP) -> dict:
@@ -115,7 +113,7 @@ def evaluate(
     """Play (resuming from out/games.jsonl), then write pairwise.csv, ratings.csv, summary.json,
     report.md and the PNG plots; returns the summary."""
     out = Path(out)
-    check_agents(config)
+    config = check_agents(config)
     start = time.perf_counter()
     rows, counts = run_games(config, out, workers, progress, on_row)
     summary = summarise(config, rows, bootstrap)
@@ -133,5 +131,5 @@ def evaluate(
     report.write_json(out / "summary.json", summary)
     report.plot_scores(out / "pairwise_scores.png", summary)
     report.plot_ratings(out / "ratings.png", summary)
-    (out / "report.md").write_text(report.markdown(summary), encoding="utf-8")
+    report.write_text(out / "report.md", report.markdown(summary))
     return summary

@@ -9,8 +9,9 @@
 - `OpponentPool` (opponents.py): random, the game's baseline, the latest learner, earlier snapshots.
 - `TrainConfig` (config.py): the YAML schema; unknown keys are errors that list the valid ones.
 - `train` / `resume` (train.py): the run itself; callbacks.py keeps the pool and run directory current.
-- checkpoint.py: `save_checkpoint`, `load_checkpoint`, `read_metadata`, `check_compatible`,
-  `CheckpointError`, and the run directory layout.
+- checkpoint.py: `save_checkpoint`, `load_policy` (weights only, nothing unpickled),
+  `load_checkpoint` (the SB3 zip, unpickled: your own runs only), `read_metadata`,
+  `check_compatible`, `convert`, `CheckpointError`, and the run directory layout.
 - `PolicyAgent` (policy.py): a checkpoint as an `envs.core.agents.Agent`.
 
 Heavy modules (torch, stable-baselines3) load only when a name that needs them is used.
@@ -32,6 +33,7 @@ _EXPORTS = {
     "CheckpointError": "training.checkpoint",
     "save_checkpoint": "training.checkpoint",
     "load_checkpoint": "training.checkpoint",
+    "load_policy": "training.checkpoint",
     "read_metadata": "training.checkpoint",
     "check_compatible": "training.checkpoint",
     "train": "training.train",

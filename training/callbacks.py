@@ -3,7 +3,11 @@ checkpoints, per-opponent win rates and the wall-time budget."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
+import warnings
+import zipfile
 from collections import defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
@@ -11,30 +15,58 @@ from pathlib import Path
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from training.checkpoint import CheckpointWarning, atomic_write
 from training.policy import policy_state
 
 #: Outcome of an episode as the number averaged into a win rate.
 _WIN = {"win": 1.0, "draw": 0.0, "loss": 0.0}
+#: A snapshot's file name; temporary files of an interrupted save (step_N.tmp.npz, .npz.tmp) are not.
+_SNAPSHOT = re.compile(r"^step_(\d+)\.npz$")
 
 
 def save_snapshot(folder: Path, timesteps: int, state: dict[str, np.ndarray]) -> str:
-    """Write learner weights to `<folder>/step_<N>.npz`; return the snapshot's name."""
+    """Write learner weights to `<folder>/step_<N>.npz` (whole or not at all); return its name."""
     folder.mkdir(parents=True, exist_ok=True)
     name = f"step_{timesteps}"
-    tmp = folder / f"{name}.tmp.npz"
-    np.savez(tmp, **state)
-    tmp.replace(folder / f"{name}.npz")
+    atomic_write(folder / f"{name}.npz", lambda handle: np.savez(handle, **state))
     return name
 
 
-def load_snapshots(folder: Path, window: int) -> list[tuple[str, dict[str, np.ndarray]]]:
-    """The newest `window` snapshots of a run directory, oldest first."""
-    files = sorted(folder.glob("step_*.npz"), key=lambda p: int(p.stem.split("_")[1]))
+def load_snapshots(
+    folder: Path, window: int, shapes: dict[str, tuple] | None = None
+) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """The newest `window` readable snapshots of a run directory, oldest first.
+
+    Temporary files are ignored; a snapshot that cannot be read (or, given the learner's `shapes`,
+    does not fit its network) is skipped with a `CheckpointWarning`.
+    """
+    found = []
+    if folder.is_dir():
+        for path in folder.iterdir():
+            match = _SNAPSHOT.match(path.name)
+            if match:
+                found.append((int(match.group(1)), path))
     out = []
-    for path in files[-window:]:
-        with np.load(path) as data:
-            out.append((path.stem, {key: data[key] for key in data.files}))
-    return out
+    for _, path in sorted(found, reverse=True):
+        if len(out) == window:
+            break
+        try:
+            if not zipfile.is_zipfile(path):
+                raise ValueError("not a NumPy .npz archive")
+            with np.load(path, allow_pickle=False) as data:
+                state = {key: data[key] for key in data.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+            warnings.warn(f"snapshot {path} is corrupt ({exc}); skipped", CheckpointWarning, stacklevel=2)
+            continue
+        if shapes is not None and {key: a.shape for key, a in state.items()} != shapes:
+            warnings.warn(
+                f"snapshot {path} does not fit the learner's network; skipped",
+                CheckpointWarning,
+                stacklevel=2,
+            )
+            continue
+        out.append((path.stem, state))
+    return out[::-1]
 
 
 class SelfPlayCallback(BaseCallback):
@@ -49,8 +81,11 @@ class SelfPlayCallback(BaseCallback):
         save_periodic: Callable[[int], Path],
         max_minutes: float | None = None,
         initial_snapshots: list[tuple[str, dict[str, np.ndarray]]] | None = None,
+        hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
     ) -> None:
         super().__init__()
+        #: Wraps every file write, so a stop signal waits for it (`train.StopSignals.hold`).
+        self.hold = hold
         self.snapshot_dir = run_dir / "snapshots"
         self.snapshot_every = snapshot_every
         self.checkpoint_every = checkpoint_every
@@ -82,7 +117,8 @@ class SelfPlayCallback(BaseCallback):
         self._last_step = now
         if now // self.snapshot_every > before // self.snapshot_every:
             state = policy_state(self.model.policy)
-            name = save_snapshot(self.snapshot_dir, now, state)
+            with self.hold():
+                name = save_snapshot(self.snapshot_dir, now, state)
             self.training_env.env_method("add_snapshot", name, state)
             self.snapshots.append(name)
         if self.checkpoint_every and now // self.checkpoint_every > before // self.checkpoint_every:

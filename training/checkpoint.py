@@ -1,31 +1,45 @@
-"""Checkpoints: the SB3 zip of a MaskablePPO model plus a JSON file that says what it was made for.
+"""Checkpoints: a MaskablePPO model as plain weights, an SB3 zip, and a JSON file saying what it is for.
 
-A checkpoint `<stem>` is the pair `<stem>.zip` and `<stem>.json`, each written to a temporary file
-and renamed, so a crash never leaves half a checkpoint. The metadata lets evaluation rebuild the
-game and refuse a checkpoint that does not fit it.
+A checkpoint `<stem>` is three files, each written to a temporary file and renamed, the JSON last,
+so a `.json` means the checkpoint is complete:
+
+- `<stem>.npz`: the policy's weights as plain numeric arrays (NumPy's format, read with
+  `allow_pickle=False`). Evaluation and play load this: the network is rebuilt from the metadata
+  (layer sizes, activation, spaces) and the arrays are copied in; nothing is unpickled.
+- `<stem>.zip`: the whole SB3 model (optimizer state and counters too), which `--resume` needs. Its
+  `data` entry is cloudpickle: loading it runs any code the file holds. Load it only from a run you
+  made yourself (`load_checkpoint`, `--resume`), or with an explicit `trust_checkpoint`.
+- `<stem>.json`: the game, its options, the spaces, the network (`policy`: `net_arch`,
+  `activation`, `weights_sha256`), the package version, seed, timesteps and the whole config; it
+  lets evaluation rebuild the game and refuse a checkpoint that does not fit it.
 
 Run directory layout::
 
-    <out>/config.yaml                     the resolved config of the run
-    <out>/checkpoints/step_<N>.zip/.json  periodic checkpoints (and the one Ctrl-C saves)
-    <out>/final.zip/.json                 the checkpoint at the end of training
-    <out>/logs/                           progress*.csv and TensorBoard event files
-    <out>/snapshots/step_<N>.npz          policy weights of earlier learners (the opponent pool)
+    <out>/config.yaml                          the resolved config of the run
+    <out>/checkpoints/step_<N>.npz/.zip/.json  periodic checkpoints (and the one Ctrl-C saves)
+    <out>/final.npz/.zip/.json                 the checkpoint at the end of training
+    <out>/logs/                                progress*.csv and TensorBoard event files
+    <out>/snapshots/step_<N>.npz               policy weights of earlier learners (the opponent pool)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import json
 import os
 import re
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import envs
 
-#: Keys every checkpoint's metadata holds.
+#: Keys every checkpoint's metadata holds (`policy` too, since the weights file exists).
 METADATA_KEYS = (
     "game",
     "env_options",
@@ -39,17 +53,39 @@ METADATA_KEYS = (
     "kind",
 )
 KINDS = ("final", "periodic")
-_STEP_NAME = re.compile(r"^step_(\d+)\.zip$")
+SUFFIXES = (".json", ".zip", ".npz")
+_STEP_NAME = re.compile(r"^step_(\d+)\.(?:json|zip|npz)$")
+#: What to tell a user whose checkpoint has no tensor-only weights file.
+CONVERT_HINT = (
+    "if you made it yourself, convert it once with `fowlplay-train --convert {path}` (which "
+    "loads the zip, so only for files you trust), or pass --trust-checkpoint"
+)
 
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt, or made for another game; the message names the path."""
 
 
+class CheckpointWarning(UserWarning):
+    """Something about a checkpoint a user should hear about, though the run goes on."""
+
+
+class WriteError(OSError):
+    """A file of a run that could not be written (a full disk, say); the message names it."""
+
+    def __init__(self, target: str | Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.filename = str(target)
+        self.message = f"cannot write {target}: {cause.strerror or cause}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
 # ----- paths ----------------------------------------------------------------------------------
 def _stem(path: str | Path) -> Path:
     path = Path(path)
-    if path.suffix in (".zip", ".json"):
+    if path.suffix in SUFFIXES:
         return path.with_suffix("")
     return path
 
@@ -59,42 +95,113 @@ def _with(stem: Path, suffix: str) -> Path:
 
 
 def periodic_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
-    """(step, stem) of every periodic checkpoint in a run directory, oldest first."""
+    """(step, stem) of every periodic checkpoint in a run directory (complete or not), oldest first."""
     folder = Path(run_dir) / "checkpoints"
-    found = []
+    found = set()
     if folder.is_dir():
         for entry in folder.iterdir():
             match = _STEP_NAME.match(entry.name)
             if match:
-                found.append((int(match.group(1)), entry.with_suffix("")))
+                found.add((int(match.group(1)), folder / f"step_{match.group(1)}"))
     return sorted(found)
 
 
-def resolve(path: str | Path) -> Path:
-    """The checkpoint stem `path` names: a .zip, a .json, a stem, or a run directory.
+def _is_complete(stem: Path) -> bool:
+    return _with(stem, ".json").exists()
 
-    For a run directory: its final checkpoint, unless a periodic one is newer (a resumed run that
-    was interrupted), else the newest periodic one.
+
+def resolve(path: str | Path) -> Path:
+    """The checkpoint stem `path` names: a .npz, .zip, .json, a stem, or a run directory.
+
+    For a run directory: the newest complete checkpoint (final, unless a periodic one is newer: a
+    resumed run that was interrupted). A damaged `.json` is an error naming it; a checkpoint whose
+    `.json` was never written (a save cut short) is passed over with a `CheckpointWarning`.
     """
     path = Path(path)
     if not path.is_dir():
         return _stem(path)
-    periodic = periodic_checkpoints(path)
     final = path / "final"
-    if _with(final, ".zip").exists() and (not periodic or _timesteps(final) >= periodic[-1][0]):
-        return final
-    if periodic:
-        return periodic[-1][1]
-    raise CheckpointError(
-        f"run directory {path} holds no checkpoint (neither final.zip nor checkpoints/step_<N>.zip)"
-    )
+    best: tuple[int, Path] | None = None
+    skipped: list[tuple[int | None, Path]] = []
+    if _is_complete(final):
+        best = (_timesteps(final), final)
+    elif any(_with(final, suffix).exists() for suffix in (".zip", ".npz")):
+        skipped.append((None, final))
+    for step, stem in reversed(periodic_checkpoints(path)):
+        if best is not None and step <= best[0]:
+            break
+        if _is_complete(stem):
+            best = (step, stem)
+            break
+        skipped.append((step, stem))
+    if best is None:
+        incomplete = f" (incomplete, no .json: {', '.join(str(s) for _, s in skipped)})" if skipped else ""
+        raise CheckpointError(
+            f"run directory {path} holds no complete checkpoint (final.json or "
+            f"checkpoints/step_<N>.json){incomplete}"
+        )
+    for step, stem in skipped:
+        if step is None or step > best[0]:
+            warnings.warn(
+                f"{stem} has no {_with(stem, '.json').name} (a save cut short?); using the older "
+                f"complete checkpoint {best[1]} ({best[0]} timesteps)",
+                CheckpointWarning,
+                stacklevel=2,
+            )
+    return best[1]
 
 
 def _timesteps(stem: Path) -> int:
+    metadata = _read_json(_with(stem, ".json"))
     try:
-        return int(read_metadata(stem)["timesteps"])
-    except (CheckpointError, TypeError, ValueError):
-        return -1
+        return int(metadata["timesteps"])
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(
+            f"checkpoint metadata {_with(stem, '.json')} is corrupt: timesteps {exc}"
+        ) from None
+
+
+# ----- weights --------------------------------------------------------------------------------
+def weights_sha256(state: dict[str, np.ndarray]) -> str:
+    """A hash of a policy's weights: names, dtypes, shapes and values, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        array = np.ascontiguousarray(state[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def network_of(policy) -> dict[str, Any]:
+    """The `net_arch` and `activation` name of a MaskablePPO policy (what rebuilding it needs)."""
+    import torch
+
+    names = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}
+    activation = names.get(policy.activation_fn)
+    if activation is None:
+        raise ValueError(
+            f"cannot describe a policy with activation {policy.activation_fn!r}; supported: {list(names.values())}"
+        )
+    net_arch = policy.net_arch
+    net_arch = {k: list(v) for k, v in net_arch.items()} if isinstance(net_arch, dict) else list(net_arch)
+    return {"net_arch": net_arch, "activation": activation}
+
+
+def _read_weights(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a weights file; never unpickles (object arrays are refused)."""
+    try:
+        if path.exists() and not zipfile.is_zipfile(path):
+            raise ValueError("not a NumPy .npz archive")
+        with np.load(path, allow_pickle=False) as data:
+            state = {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint weights {path} do not exist") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"checkpoint weights {path} are corrupt: {exc}") from None
+    odd = [name for name, array in state.items() if array.dtype.kind not in "fiu"]
+    if odd:
+        raise CheckpointError(f"checkpoint weights {path} are corrupt: non-numeric arrays {odd}")
+    return state
 
 
 # ----- writing --------------------------------------------------------------------------------
@@ -117,35 +224,46 @@ def make_metadata(aec_env, config: dict[str, Any], seed: int, timesteps: int, ki
     }
 
 
-def _atomic_write(target: Path, write) -> None:
+def atomic_write(target: Path, write) -> None:
+    """Write `target` through `write(handle)` into a temporary file renamed over it: all or nothing.
+
+    A failure (a full disk) removes the temporary file and raises `WriteError` naming `target`.
+    """
     tmp = target.with_name(target.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        write(handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise WriteError(target, exc) from exc
 
 
 def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
-    """Write `<path>.zip` (the model) and `<path>.json` (metadata) atomically; return the zip path."""
+    """Write `<path>.npz` (weights), `<path>.zip` (the SB3 model) and `<path>.json` (metadata with the
+    network added) atomically; return the zip path."""
+    from training.policy import policy_state
+
     missing = [key for key in METADATA_KEYS if key not in metadata]
     if missing:
         raise ValueError(f"checkpoint metadata lacks {missing}; it needs {list(METADATA_KEYS)}")
     stem = _stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    zip_path = _with(stem, ".zip")
+    state = policy_state(model.policy)
+    metadata = {**metadata, "policy": {**network_of(model.policy), "weights_sha256": weights_sha256(state)}}
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
-    _atomic_write(zip_path, model.save)
-    # The metadata goes last: a .json beside a .zip means the pair is complete.
-    _atomic_write(_with(stem, ".json"), lambda handle: handle.write(text))
+    atomic_write(_with(stem, ".npz"), lambda handle: np.savez(handle, **state))
+    zip_path = _with(stem, ".zip")
+    atomic_write(zip_path, model.save)
+    # The metadata goes last: a .json beside the other two means the checkpoint is complete.
+    atomic_write(_with(stem, ".json"), lambda handle: handle.write(text))
     return zip_path
 
 
 # ----- reading --------------------------------------------------------------------------------
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata of a checkpoint, plus `checkpoint`: the path of its .zip."""
-    stem = resolve(path)
-    json_path = _with(stem, ".json")
+def _read_json(json_path: Path) -> dict[str, Any]:
     try:
         metadata = json.loads(json_path.read_text())
     except FileNotFoundError:
@@ -157,12 +275,27 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     missing = [key for key in METADATA_KEYS if key not in metadata]
     if missing:
         raise CheckpointError(f"checkpoint metadata {json_path} is corrupt: it lacks {missing}")
-    metadata["checkpoint"] = str(_with(stem, ".zip"))
     return metadata
 
 
-def load_checkpoint(path: str | Path, device: str = "cpu", env=None) -> tuple[Any, dict[str, Any]]:
-    """Load (model, metadata); `env` (a VecEnv) is attached for further training."""
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of a checkpoint, plus `checkpoint` (the path of its .zip) and `stem`."""
+    stem = resolve(path)
+    metadata = _read_json(_with(stem, ".json"))
+    metadata["checkpoint"] = str(_with(stem, ".zip"))
+    metadata["stem"] = str(stem)
+    return metadata
+
+
+def load_checkpoint(
+    path: str | Path, device: str = "cpu", env=None, **changes: Any
+) -> tuple[Any, dict[str, Any]]:
+    """Load (model, metadata) from the SB3 zip; `env` (a VecEnv) is attached for further training,
+    and `changes` (hyperparameters such as `learning_rate`) replace the saved ones.
+
+    This unpickles the zip's `data`, which runs any code the file holds: use it for your own runs
+    (`--resume` does); `load_policy` reads a checkpoint without unpickling anything.
+    """
     from sb3_contrib import MaskablePPO
 
     metadata = read_metadata(path)
@@ -170,7 +303,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu", env=None) -> tuple[An
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
     try:
-        model = MaskablePPO.load(zip_path, env=env, device=device)
+        model = MaskablePPO.load(zip_path, env=env, device=device, **changes)
     except Exception as exc:  # SB3 raises many kinds on a damaged zip; all mean the same here
         raise CheckpointError(
             f"checkpoint {zip_path} is corrupt or not a MaskablePPO model: {type(exc).__name__}: {exc}"
@@ -183,6 +316,106 @@ def load_checkpoint(path: str | Path, device: str = "cpu", env=None) -> tuple[An
             f"metadata says obs {metadata['observation_size']}, actions {metadata['action_count']}"
         )
     return model, metadata
+
+
+def load_policy(
+    path: str | Path, trust_checkpoint: bool = False, expect_sha256: str | None = None
+) -> tuple[Any, dict[str, Any]]:
+    """Load (policy, metadata) for playing, on the CPU, without unpickling anything by default.
+
+    The policy is rebuilt from the metadata and its weights read from `<stem>.npz`. A checkpoint
+    without that file (written by an older fowlplay) is refused unless `trust_checkpoint`, which
+    loads the SB3 zip instead (running any code it holds). `metadata` gains `weights_file` and
+    `weights_sha256` (of what was loaded); `expect_sha256` refuses weights that differ from it.
+    """
+    metadata = read_metadata(path)
+    stem = Path(metadata["stem"])
+    weights_path = _with(stem, ".npz")
+    if weights_path.exists():
+        policy, state = _policy_from_weights(weights_path, metadata)
+    elif trust_checkpoint:
+        model, _ = load_checkpoint(stem)
+        policy = model.policy
+        from training.policy import policy_state
+
+        state = policy_state(policy)
+        weights_path = Path(metadata["checkpoint"])
+    else:
+        raise CheckpointError(
+            f"checkpoint {stem} has no weights file {weights_path.name}: it was written by an older "
+            f"fowlplay, and only its SB3 zip, whose pickled data can run any code, holds the "
+            f"model; {CONVERT_HINT.format(path=stem)}"
+        )
+    digest = weights_sha256(state)
+    if expect_sha256 is not None and digest != expect_sha256:
+        raise CheckpointError(
+            f"checkpoint {weights_path} changed while in use: its weights are now sha256 "
+            f"{digest[:12]}..., not {expect_sha256[:12]}..."
+        )
+    policy.set_training_mode(False)
+    return policy, {**metadata, "weights_file": str(weights_path), "weights_sha256": digest}
+
+
+def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
+    """A policy rebuilt from the metadata's network, holding the weights of `weights_path`."""
+    from gymnasium import spaces
+
+    from training.policy import build_policy, load_policy_state
+
+    json_path = weights_path.with_suffix(".json")
+    network = metadata.get("policy")
+    if not isinstance(network, dict) or not {"net_arch", "activation", "weights_sha256"} <= set(network):
+        raise CheckpointError(
+            f"checkpoint metadata {json_path} is corrupt: it lacks the network (policy: net_arch, "
+            "activation, weights_sha256) that its weights file needs"
+        )
+    state = _read_weights(weights_path)
+    if weights_sha256(state) != network["weights_sha256"]:
+        raise CheckpointError(
+            f"checkpoint weights {weights_path} do not match {json_path.name} (their sha256 differs): "
+            "one of the two was replaced or damaged"
+        )
+    obs_space = spaces.Box(-np.inf, np.inf, shape=(int(metadata["observation_size"]),), dtype=np.float32)
+    action_space = spaces.Discrete(int(metadata["action_count"]))
+    try:
+        policy = build_policy(obs_space, action_space, network["net_arch"], network["activation"])
+        load_policy_state(policy, state)
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise CheckpointError(
+            f"checkpoint weights {weights_path} do not fit the network {json_path.name} describes "
+            f"(net_arch {network['net_arch']}, {network['activation']}): {exc}"
+        ) from None
+    return policy, state
+
+
+def convert(path: str | Path) -> list[Path]:
+    """Write the tensor-only weights file (and the network in the metadata) of an older checkpoint,
+    or of every checkpoint in a run directory; returns the weights files written.
+
+    It loads the SB3 zip, so it runs any code the zip holds: convert only checkpoints you trust.
+    """
+    from training.policy import policy_state
+
+    path = Path(path)
+    if path.is_dir():
+        stems = [stem for _, stem in periodic_checkpoints(path)] + [path / "final"]
+        stems = [stem for stem in stems if _is_complete(stem)]
+        if not stems:
+            raise CheckpointError(f"{path} holds no complete checkpoint to convert")
+    else:
+        stems = [_stem(path)]
+    written = []
+    for stem in stems:
+        model, metadata = load_checkpoint(stem)
+        state = policy_state(model.policy)
+        for key in ("checkpoint", "stem"):
+            metadata.pop(key)
+        metadata["policy"] = {**network_of(model.policy), "weights_sha256": weights_sha256(state)}
+        text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
+        atomic_write(_with(stem, ".npz"), lambda handle, state=state: np.savez(handle, **state))
+        atomic_write(_with(stem, ".json"), lambda handle, text=text: handle.write(text))
+        written.append(_with(stem, ".npz"))
+    return written
 
 
 # ----- compatibility --------------------------------------------------------------------------

@@ -3,17 +3,57 @@
 fowlplay-train --config configs/chicken_v0.yaml
 fowlplay-train --config configs/chicken_v0.yaml --total-timesteps 50000 --out runs/quick
 fowlplay-train --resume runs/chicken_v0 --total-timesteps 400000
+fowlplay-train --convert runs/old_run        # add tensor-only weights to checkpoints of older versions
 fowlplay-train --list-keys
+
+Exit status: 0 done, 1 a checkpoint or file problem (a full disk, say), 2 a config mistake, 130
+after Ctrl-C and 143 after SIGTERM (both save a checkpoint first).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-#: Exit status when Ctrl-C stopped training (after saving a checkpoint), as shells report SIGINT.
+PROG = "fowlplay-train"
+#: Exit status when a signal stopped training (after saving a checkpoint), as shells report it.
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+@contextlib.contextmanager
+def one_line_warnings(prog: str) -> Iterator[None]:
+    """Print warnings as one line, `<prog>: warning: <message>`, on stderr (no file and line)."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+def yaml_value(key: str, text: str) -> Any:
+    """VALUE of a KEY=VALUE override read as plain YAML; python tags and broken YAML are refused."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+        raise ValueError(
+            f"{key}={text}: the value is not plain YAML ({problem}); give a number, true/false, a "
+            "string or a [list] (tags such as !!python/... are never run)"
+        ) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,6 +69,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     source.add_argument(
         "--list-keys", action="store_true", help="print every config key with its default and exit"
+    )
+    source.add_argument(
+        "--convert",
+        metavar="PATH",
+        help="write the tensor-only weights file that evaluation loads for a checkpoint (or every "
+        "checkpoint of a run directory) made by an older fowlplay; it loads the SB3 zip, so only "
+        "for files you made yourself",
     )
     parser.add_argument(
         "--total-timesteps", type=int, help="learner decisions in all (overrides total_timesteps)"
@@ -53,8 +100,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     """The config overrides the command line asks for."""
-    import yaml
-
     from training.config import ConfigError
 
     overrides: dict[str, Any] = {}
@@ -62,7 +107,10 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--set takes KEY=VALUE; got {item!r}")
-        overrides[key.strip()] = yaml.safe_load(value)
+        try:
+            overrides[key.strip()] = yaml_value(f"--set {key.strip()}", value)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     named = {
         "total_timesteps": args.total_timesteps,
         "seed": args.seed,
@@ -84,21 +132,56 @@ def main(argv: list[str] | None = None) -> int:
         import stable_baselines3  # noqa: F401
         import yaml  # noqa: F401
     except ImportError as exc:
-        print(
-            f"fowlplay-train needs the training extra ({exc.name} is missing): pip install 'fowlplay[train]'"
-        )
+        print(f"{PROG} needs the training extra ({exc.name} is missing): pip install 'fowlplay[train]'")
         return 2
-
-    from training.checkpoint import CheckpointError
-    from training.config import ConfigError, help_table, load_config
-    from training.train import RunInterrupted, resume, train
-
     if args.list_keys:
+        from training.config import help_table
+
         print(help_table())
         return 0
     try:
+        with one_line_warnings(PROG):
+            return _run(args)
+    except KeyboardInterrupt:
+        # A signal before training began (or after it ended): nothing new was saved.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print(f"\n{PROG}: interrupted before any checkpoint was saved", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _error(message: str, status: int) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return status
+
+
+def _newest_checkpoint(run_dir: Path | None) -> Path | None:
+    """The newest complete checkpoint of a run directory, if it holds one."""
+    from training.checkpoint import CheckpointError, resolve
+
+    if run_dir is None or not run_dir.is_dir():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return resolve(run_dir)
+    except (CheckpointError, OSError):
+        return None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from training.checkpoint import CheckpointError, WriteError, convert
+    from training.config import ConfigError, load_config
+    from training.train import RunInterrupted, resume, train
+
+    run_dir = None
+    try:
+        if args.convert:
+            for path in convert(args.convert):
+                print(f"{PROG}: wrote {path}")
+            return 0
         overrides = overrides_from(args)
         if args.resume:
+            run_dir = Path(args.resume)
             for key in ("seed", "out", "game", "env_options"):
                 if key in overrides or any(k.startswith(key + ".") for k in overrides):
                     raise ConfigError(
@@ -108,23 +191,37 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError("--overwrite starts a new run; it cannot be combined with --resume")
             result = resume(args.resume, overrides)
         else:
-            result = train(load_config(args.config, overrides), overwrite=args.overwrite)
+            config = load_config(args.config, overrides)
+            run_dir = config.run_dir()
+            result = train(config, overwrite=args.overwrite)
     except CheckpointError as exc:
-        print(f"fowlplay-train: error: {exc}", file=sys.stderr)
-        return 1
+        return _error(str(exc), 1)
     except ConfigError as exc:
-        print(f"fowlplay-train: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc), 2)
+    except OSError as exc:  # a full disk, a read-only folder: say which file, and what is safe
+        message = (
+            str(exc) if isinstance(exc, WriteError) else f"{exc.strerror or exc}: {exc.filename or run_dir}"
+        )
+        newest = _newest_checkpoint(run_dir)
+        if newest:
+            message += f"; the newest complete checkpoint is {newest}: free some space and continue with --resume {run_dir}"
+        return _error(message, 1)
     except RunInterrupted as stop:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C changes nothing now
+        name = (
+            "interrupted"
+            if stop.signum == signal.SIGINT
+            else f"stopped by {signal.Signals(stop.signum).name}"
+        )
         print(
-            f"\nfowlplay-train: interrupted; saved {stop.checkpoint}. Continue with --resume.",
+            f"\n{PROG}: {name}; saved {stop.checkpoint}. Continue with: {PROG} --resume {run_dir}",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED if stop.signum == signal.SIGINT else EXIT_TERMINATED
     rates = ", ".join(f"{kind} {rate:.0%}" for kind, rate in result.win_rates.items()) or "none yet"
     why = " (stopped by max_minutes)" if result.stopped_by_time else ""
     print(
-        f"fowlplay-train: {result.timesteps} timesteps in {result.seconds:.0f} s{why}; "
+        f"{PROG}: {result.timesteps} timesteps in {result.seconds:.0f} s{why}; "
         f"saved {result.checkpoint}\n  recent training win rate by opponent kind: {rates}"
     )
     return 0

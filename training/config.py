@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,6 +24,13 @@ ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("subproc", "dummy")
 START_METHODS = ("forkserver", "spawn", "fork")
+#: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
+DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
+#: Config keys that shape the network: a resumed run keeps them (its weights have that shape).
+NETWORK_KEYS = ("ppo.net_arch", "ppo.activation")
+#: Largest seed: NumPy's legacy seeding (which SB3 calls) takes 32 bits, and a resumed run adds its timesteps.
+MAX_SEED = 2**31 - 1
 
 
 class ConfigError(ValueError):
@@ -107,7 +116,7 @@ class TrainConfig:
     )
     checkpoint_every: Annotated[int, "timesteps between periodic checkpoints (0: none)"] = 50_000
     out: Annotated[str, "run directory ('{game}' is replaced by the game name)"] = "runs/{game}"
-    device: Annotated[str, "torch device of the learner"] = "cpu"
+    device: Annotated[str, f"torch device of the learner, one of {list(DEVICES)}"] = "cpu"
     torch_threads: Annotated[int, "torch threads of the learner process (workers use 1)"] = 1
     win_rate_window: Annotated[int, "episodes per opponent kind averaged in the logged win rates"] = 200
     progress_bar: Annotated[bool, "show a progress bar"] = True
@@ -129,6 +138,7 @@ class TrainConfig:
 
     def validate(self) -> None:
         """Raise ConfigError on a value no run could use."""
+        _finite(self, "")
         if self.game not in envs.ENV_NAMES:
             raise ConfigError(f"game: unknown game {self.game!r}; registered games: {list(envs.ENV_NAMES)}")
         try:
@@ -148,6 +158,10 @@ class TrainConfig:
                 "they may change only the rewards"
             )
         _positive("total_timesteps", self.total_timesteps, allow_zero=False)
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"seed must be an int in 0..{MAX_SEED}; got {self.seed!r}")
+        if not _DEVICE.fullmatch(self.device):
+            raise ConfigError(f"device must be one of {list(DEVICES)}; got {self.device!r}")
         check_shaping(self.shaping, aec)
         if self.max_decisions is not None:
             _positive("max_decisions", self.max_decisions, allow_zero=False)
@@ -169,6 +183,12 @@ class TrainConfig:
         ppo = self.ppo
         for name in ("n_steps", "batch_size", "n_epochs"):
             _positive(f"ppo.{name}", getattr(ppo, name), allow_zero=False)
+        for name in ("learning_rate", "clip_range", "max_grad_norm"):
+            _positive(f"ppo.{name}", getattr(ppo, name), allow_zero=False)
+        for name in ("ent_coef", "vf_coef"):
+            _positive(f"ppo.{name}", getattr(ppo, name))
+        if ppo.target_kl is not None:
+            _positive("ppo.target_kl", ppo.target_kl, allow_zero=False)
         if not ppo.net_arch or any(size < 1 for size in ppo.net_arch):
             raise ConfigError(f"ppo.net_arch must list positive layer sizes; got {ppo.net_arch!r}")
         _choice("ppo.activation", ppo.activation, ACTIVATIONS)
@@ -198,6 +218,16 @@ def check_shaping(shaping: float, aec) -> None:
             f"shaping: {aec.metadata['name']} defines no potential (Game.potential) to shape with; "
             f"use 0, or one of {games}"
         )
+
+
+def _finite(node: Any, where: str) -> None:
+    """Raise ConfigError on a NaN or infinite number anywhere in a config (YAML reads .nan and .inf)."""
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if dataclasses.is_dataclass(value):
+            _finite(value, f"{where}{f.name}.")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{where}{f.name} must be a finite number; got {value!r}")
 
 
 def _positive(name: str, value: Any, allow_zero: bool = True) -> None:
@@ -295,13 +325,23 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Tr
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"config {path} is not a text file; it must be YAML (see configs/<game>.yaml)"
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"config {path} is not valid YAML: {problem}") from None
+    if data is None:
+        raise ConfigError(
+            f"config {path} is empty; it must set at least the game (copy configs/<game>.yaml, or see "
+            "fowlplay-train --list-keys)"
+        )
     if not isinstance(data, dict):
-        raise ConfigError(f"config {path} must be a mapping of keys to values")
+        raise ConfigError(f"config {path} must be a mapping of keys to values; got {type(data).__name__}")
     data = apply_overrides(data, overrides or {})
     try:
         return from_dict(data)
@@ -317,8 +357,17 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
     for key, value in overrides.items():
         node = data
         *parents, leaf = key.split(".")
-        for parent in parents:
-            node = node.setdefault(parent, {})
+        for depth, parent in enumerate(parents):
+            if node.get(parent) is None:
+                node[parent] = {}
+            node = node[parent]
+            if not isinstance(node, dict):
+                section = ".".join(parents[: depth + 1])
+                raise ConfigError(
+                    f"--set {key}: {section} is a value ({node!r}), not a section, so it has no key "
+                    f"{'.'.join([*parents[depth + 1 :], leaf])!r}; set it with --set {section}=VALUE "
+                    f"(dotted keys go into sections such as ppo, opponents, env_options)"
+                )
         node[leaf] = value
     return data
 

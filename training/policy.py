@@ -83,15 +83,21 @@ class PolicyAgent(Agent):
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, env=None, deterministic: bool = False, seed: int | None = None
+        cls,
+        path: str | Path,
+        env=None,
+        deterministic: bool = False,
+        seed: int | None = None,
+        trust_checkpoint: bool = False,
     ) -> PolicyAgent:
-        """Load a checkpoint; if `env` is given, refuse one made for a different game or options."""
-        from training.checkpoint import check_compatible, load_checkpoint
+        """Load a checkpoint's weights without unpickling anything (`training.checkpoint.load_policy`);
+        if `env` is given, refuse one made for a different game or options first."""
+        from training.checkpoint import check_compatible, load_policy, read_metadata
 
-        model, metadata = load_checkpoint(path)
         if env is not None:
-            check_compatible(metadata, env)
-        agent = cls(model, deterministic=deterministic, seed=seed)
+            check_compatible(read_metadata(path), env)
+        policy, metadata = load_policy(path, trust_checkpoint=trust_checkpoint)
+        agent = cls(policy, deterministic=deterministic, seed=seed)
         agent.metadata = metadata
         return agent
 

@@ -3,29 +3,110 @@ saving. `train(config)` starts a run; `resume(run_dir)` continues one."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import shutil
 import signal
+import threading
 import time
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import envs
-from training.checkpoint import CheckpointError, load_checkpoint, make_metadata, resolve, save_checkpoint
+from training.checkpoint import (
+    CheckpointError,
+    CheckpointWarning,
+    atomic_write,
+    load_checkpoint,
+    make_metadata,
+    network_of,
+    read_metadata,
+    resolve,
+    save_checkpoint,
+)
 from training.config import ConfigError, TrainConfig, from_dict
 
 #: What a run directory holds (all that `overwrite` removes).
-RUN_FILES = ("config.yaml", "final.zip", "final.json", "checkpoints", "snapshots", "logs")
+RUN_FILES = (
+    "config.yaml",
+    "final.npz",
+    "final.zip",
+    "final.json",
+    "checkpoints",
+    "snapshots",
+    "logs",
+)
+#: The signals that stop a run after saving a checkpoint: Ctrl-C, and what `timeout`, `docker stop`
+#: and batch schedulers send.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stop(KeyboardInterrupt):
+    """A stop signal (SIGINT or SIGTERM) received by the trainer."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during training; `checkpoint` is the checkpoint saved before stopping."""
+    """A stop signal during training; `checkpoint` is the checkpoint saved before stopping."""
 
-    def __init__(self, checkpoint: Path) -> None:
-        super().__init__(f"training interrupted; saved {checkpoint}")
+    def __init__(self, checkpoint: Path, signum: int = signal.SIGINT) -> None:
+        super().__init__(f"training interrupted by {signal.Signals(signum).name}; saved {checkpoint}")
         self.checkpoint = checkpoint
+        self.signum = signum
+
+
+class StopSignals:
+    """SIGINT and SIGTERM raise `Stop` in the trainer, but never in the middle of writing a file.
+
+    Inside `hold()` a signal waits until the write is done; after the first signal every further one
+    is ignored, so pressing Ctrl-C twice cannot cut the checkpoint being saved short. Handlers are
+    only installed from the main thread (Python allows no other).
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._holding = 0
+        self._pending = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in STOP_SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            if handler is not None:  # None: a handler set outside Python, which cannot be restored
+                signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.received is not None:
+            return  # already stopping: the checkpoint being written is finished first
+        self.received = signum
+        if self._holding:
+            self._pending = True
+        else:
+            raise Stop(signum)
+
+    @contextlib.contextmanager
+    def hold(self, stop_after: bool = True) -> Iterator[None]:
+        """Defer a stop signal until the body (a file write) is done; then stop if `stop_after`."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+        if stop_after and not self._holding and self._pending:
+            self._pending = False
+            raise Stop(self.received)
 
 
 @dataclass
@@ -48,9 +129,10 @@ def _worker_env(torch_threads: int, **kwargs: Any):
     from training.selfplay import SelfPlayEnv
 
     if multiprocessing.parent_process() is not None:
-        # Ctrl-C reaches the whole process group; only the trainer should handle it, so that it
-        # can still talk to its workers while saving.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # Ctrl-C (and `timeout`'s SIGTERM) reach the whole process group; only the trainer should
+        # handle them, so that it can still talk to its workers while saving.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
         import torch
 
         torch.set_num_threads(torch_threads)
@@ -82,33 +164,64 @@ def make_vec_env(config: TrainConfig):
     return SubprocVecEnv(factories, start_method=config.start_method)
 
 
-def make_model(config: TrainConfig, vec_env):
-    """A fresh MaskablePPO learner for the config."""
-    from sb3_contrib import MaskablePPO
+def hyperparameters(config: TrainConfig) -> dict[str, Any]:
+    """The MaskablePPO hyperparameters of the config (all but the network's shape)."""
     from stable_baselines3.common.utils import LinearSchedule
-
-    from training.policy import policy_kwargs
 
     ppo = config.ppo
     # SB3 calls a schedule with the fraction of total_timesteps still to go (1 -> 0).
     rate = LinearSchedule(ppo.learning_rate, 0.0, 1.0) if ppo.lr_schedule == "linear" else ppo.learning_rate
+    return {
+        "learning_rate": rate,
+        "n_steps": ppo.n_steps,
+        "batch_size": ppo.batch_size,
+        "n_epochs": ppo.n_epochs,
+        "gamma": ppo.gamma,
+        "gae_lambda": ppo.gae_lambda,
+        "clip_range": ppo.clip_range,
+        "ent_coef": ppo.ent_coef,
+        "vf_coef": ppo.vf_coef,
+        "max_grad_norm": ppo.max_grad_norm,
+        "target_kl": ppo.target_kl,
+    }
+
+
+def torch_device(requested: str) -> str:
+    """The torch device to train on: the one asked for, or the CPU (said out loud) when this torch
+    or machine does not have it."""
+    import torch
+
+    kind, _, index = requested.partition(":")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            built = "this torch build has no CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
+            warnings.warn(f"device {requested!r}: {built}; training on the CPU instead", CheckpointWarning, 2)
+            return "cpu"
+        if index and int(index) >= torch.cuda.device_count():
+            raise ConfigError(
+                f"device {requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                f"cuda:0..cuda:{torch.cuda.device_count() - 1}"
+            )
+    if kind == "mps" and not torch.backends.mps.is_available():
+        warnings.warn("device 'mps': not available here; training on the CPU instead", CheckpointWarning, 2)
+        return "cpu"
+    return requested
+
+
+def make_model(config: TrainConfig, vec_env, device: str | None = None):
+    """A fresh MaskablePPO learner for the config."""
+    from sb3_contrib import MaskablePPO
+
+    from training.policy import policy_kwargs
+
+    ppo = config.ppo
     return MaskablePPO(
         "MlpPolicy",
         vec_env,
-        learning_rate=rate,
-        n_steps=ppo.n_steps,
-        batch_size=ppo.batch_size,
-        n_epochs=ppo.n_epochs,
-        gamma=ppo.gamma,
-        gae_lambda=ppo.gae_lambda,
-        clip_range=ppo.clip_range,
-        ent_coef=ppo.ent_coef,
-        vf_coef=ppo.vf_coef,
-        max_grad_norm=ppo.max_grad_norm,
-        target_kl=ppo.target_kl,
+        **hyperparameters(config),
         policy_kwargs=policy_kwargs(ppo.net_arch, ppo.activation),
         seed=config.seed,
-        device=config.device,
+        device=device or config.device,
     )
 
 
@@ -128,13 +241,11 @@ def prepare_run_dir(run_dir: Path, overwrite: bool) -> None:
 
 
 def write_config(config: TrainConfig, run_dir: Path) -> None:
-    """Save the resolved config as `<run_dir>/config.yaml`."""
+    """Save the resolved config as `<run_dir>/config.yaml` (whole or not at all)."""
     import yaml
 
-    text = yaml.safe_dump(config.to_dict(), sort_keys=False)
-    tmp = run_dir / "config.yaml.tmp"
-    tmp.write_text(text)
-    tmp.replace(run_dir / "config.yaml")
+    text = yaml.safe_dump(config.to_dict(), sort_keys=False).encode()
+    atomic_write(run_dir / "config.yaml", lambda handle: handle.write(text))
 
 
 def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -171,21 +282,55 @@ def train(config: TrainConfig, overwrite: bool = False, verbose: bool = True) ->
     """Start a new run in `config.run_dir()`."""
     run_dir = config.run_dir()
     prepare_run_dir(run_dir, overwrite)
-    write_config(config, run_dir)
     return _run(config, run_dir, checkpoint=None, verbose=verbose)
 
 
+def checkpoint_network(stem: Path) -> dict[str, Any]:
+    """The `net_arch` and `activation` a checkpoint's model really has (its metadata's `policy`, or
+    for an older checkpoint the SB3 zip itself)."""
+    network = read_metadata(stem).get("policy")
+    if isinstance(network, dict) and {"net_arch", "activation"} <= set(network):
+        return {"net_arch": network["net_arch"], "activation": network["activation"]}
+    model, _ = load_checkpoint(stem)
+    return network_of(model.policy)
+
+
 def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose: bool = True) -> RunResult:
-    """Continue a run from its newest checkpoint up to its (possibly raised) total_timesteps."""
+    """Continue a run from its newest checkpoint up to its (possibly raised) total_timesteps.
+
+    Any config key may change but the game, the seed and the network's shape (`NETWORK_KEYS`), which
+    the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded.
+    """
+    from training.config import NETWORK_KEYS
+
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"run directory {run_dir} does not exist")
+    overrides = overrides or {}
     config = read_run_config(run_dir, overrides)
     if config.run_dir().resolve() != run_dir.resolve():
         # The run may have been moved or copied: it continues where it is now.
         config.out = str(run_dir)
     checkpoint = resolve(run_dir)
-    write_config(config, run_dir)
+    network = checkpoint_network(checkpoint)
+    for key in NETWORK_KEYS:
+        name = key.split(".")[1]
+        asked, real = getattr(config.ppo, name), network[name]
+        if asked == real:
+            continue
+        if key in overrides or "ppo" in overrides:
+            raise ConfigError(
+                f"--resume keeps the network of {run_dir}: {key} is {real!r} in {checkpoint}, so it "
+                f"cannot become {asked!r}; start a new run (--config ... --out ...) to change it"
+            )
+        # config.yaml disagrees with the model (an earlier resume rewrote it): the model is right.
+        warnings.warn(
+            f"{run_dir / 'config.yaml'} says {key} {asked!r}, but the model in {checkpoint} has "
+            f"{real!r}; continuing with {real!r} (config.yaml is corrected)",
+            CheckpointWarning,
+            stacklevel=2,
+        )
+        setattr(config.ppo, name, real)
     return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose)
 
 
@@ -193,68 +338,86 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
     import torch
 
     from training.callbacks import SelfPlayCallback, load_snapshots
+    from training.policy import policy_state
 
     torch.set_num_threads(config.torch_threads)
+    device = torch_device(config.device)
     aec = envs.make(config.game, **config.env_options)
     config_dict = config.to_dict()
 
-    def save(kind: str, timesteps: int) -> Path:
-        stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{timesteps}"
-        metadata = make_metadata(aec, config_dict, config.seed, timesteps, kind)
-        return save_checkpoint(model, stem, metadata)
+    with StopSignals() as signals:
 
-    # --- environments and learner
-    vec_env = make_vec_env(config)
-    interrupted = False
-    try:
-        if checkpoint is None:
-            model, resumed_at = make_model(config, vec_env), None
-        else:
-            model, _ = load_checkpoint(checkpoint, device=config.device, env=vec_env)
-            resumed_at = model.num_timesteps
-            # A resumed run reseeds from where it stopped, so it does not replay its first games.
-            model.set_random_seed(config.seed + resumed_at)
-        model.set_logger(_logger(run_dir, config, resumed_at))
-        remaining = config.total_timesteps - model.num_timesteps
-        if remaining <= 0:
-            path = save("final", model.num_timesteps)
-            return RunResult(run_dir, path, model.num_timesteps, 0.0, {}, False)
+        def save(kind: str, timesteps: int) -> Path:
+            stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{timesteps}"
+            metadata = make_metadata(aec, config_dict, config.seed, timesteps, kind)
+            with signals.hold(stop_after=kind == "periodic"):
+                return save_checkpoint(model, stem, metadata)
 
-        callback = SelfPlayCallback(
-            run_dir,
-            snapshot_every=config.opponents.snapshot_every,
-            checkpoint_every=config.checkpoint_every,
-            win_rate_window=config.win_rate_window,
-            save_periodic=lambda steps: save("periodic", steps),
-            max_minutes=config.max_minutes,
-            initial_snapshots=load_snapshots(run_dir / "snapshots", config.opponents.snapshot_window),
-        )
-        if verbose:
-            start = "starting" if checkpoint is None else f"resuming from {checkpoint} at step {resumed_at}"
-            print(f"fowlplay-train: {config.game}, {start}; run directory {run_dir}", flush=True)
-
-        # --- learning
-        started = time.monotonic()
+        # --- environments and learner
+        vec_env = make_vec_env(config)
+        interrupted = False
         try:
-            model.learn(
-                total_timesteps=remaining,
-                callback=callback,
-                reset_num_timesteps=checkpoint is None,
-                progress_bar=config.progress_bar,
-            )
-        except KeyboardInterrupt:
-            interrupted = True
-            raise RunInterrupted(save("periodic", model.num_timesteps)) from None
-        seconds = time.monotonic() - started
+            if checkpoint is None:
+                model, resumed_at = make_model(config, vec_env, device), None
+            else:
+                # The checkpoint's own hyperparameters give way to the config's (which may have changed).
+                model, _ = load_checkpoint(checkpoint, device=device, env=vec_env, **hyperparameters(config))
+                resumed_at = model.num_timesteps
+                # A resumed run reseeds from where it stopped, so it does not replay its first games.
+                model.set_random_seed(config.seed + resumed_at)
+            # Only now that the model exists is the config it was built from written down.
+            with signals.hold():
+                write_config(config, run_dir)
+            model.set_logger(_logger(run_dir, config, resumed_at))
+            remaining = config.total_timesteps - model.num_timesteps
+            if remaining <= 0:
+                path = save("final", model.num_timesteps)
+                return RunResult(run_dir, path, model.num_timesteps, 0.0, {}, False)
 
-        # --- saving
-        path = save("final", model.num_timesteps)
-        return RunResult(
-            run_dir, path, model.num_timesteps, seconds, callback.win_rates(), callback.out_of_time
-        )
-    finally:
-        if interrupted and hasattr(vec_env, "waiting"):
-            # Ctrl-C may land inside SubprocVecEnv.step_wait after some replies were read; close()
-            # would then wait forever for them again. The workers exit on 'close' all the same.
-            vec_env.waiting = False
-        vec_env.close()
+            shapes = {name: array.shape for name, array in policy_state(model.policy).items()}
+            callback = SelfPlayCallback(
+                run_dir,
+                snapshot_every=config.opponents.snapshot_every,
+                checkpoint_every=config.checkpoint_every,
+                win_rate_window=config.win_rate_window,
+                save_periodic=lambda steps: save("periodic", steps),
+                max_minutes=config.max_minutes,
+                initial_snapshots=load_snapshots(
+                    run_dir / "snapshots", config.opponents.snapshot_window, shapes
+                ),
+                hold=signals.hold,
+            )
+            if verbose:
+                start = (
+                    "starting" if checkpoint is None else f"resuming from {checkpoint} at step {resumed_at}"
+                )
+                print(f"fowlplay-train: {config.game}, {start}; run directory {run_dir}", flush=True)
+
+            # --- learning
+            started = time.monotonic()
+            try:
+                model.learn(
+                    total_timesteps=remaining,
+                    callback=callback,
+                    reset_num_timesteps=checkpoint is None,
+                    progress_bar=config.progress_bar,
+                )
+            except KeyboardInterrupt as stop:
+                interrupted = True
+                signum = stop.signum if isinstance(stop, Stop) else signal.SIGINT
+                signals.received = signals.received or signum  # later signals are ignored
+                raise RunInterrupted(save("periodic", model.num_timesteps), signum) from None
+            seconds = time.monotonic() - started
+
+            # --- saving
+            path = save("final", model.num_timesteps)
+            return RunResult(
+                run_dir, path, model.num_timesteps, seconds, callback.win_rates(), callback.out_of_time
+            )
+        finally:
+            if interrupted and hasattr(vec_env, "waiting"):
+                # A signal may land inside SubprocVecEnv.step_wait after some replies were read;
+                # close() would then wait forever for them again. The workers exit on 'close' all the same.
+                vec_env.waiting = False
+            with signals.hold(stop_after=False):
+                vec_env.close()

@@ -2,7 +2,7 @@
 
 from envs.core.actions import ActionBlock, ActionLayout
 from envs.core.env import CardGameEnv
-from envs.core.errors import EnvOrderError, IllegalActionError
+from envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
 from envs.core.game import Game
 from envs.core.observer import Observer, Piece
 from envs.core.options import build_options, check_int, check_player_count, check_reward_mode
@@ -17,6 +17,7 @@ __all__ = [
     "IllegalActionError",
     "Observer",
     "Piece",
+    "UnknownAgentError",
     "best_players",
     "build_options",
     "check_int",

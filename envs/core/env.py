@@ -16,7 +16,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from envs.core.errors import EnvOrderError, IllegalActionError
+from envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
 from envs.core.game import Game
 from envs.core.observer import Observer
 from envs.core.options import build_options
@@ -95,16 +95,22 @@ class CardGameEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.game.over:
+            # Options can deal a game that is already decided: nobody may move in it.
+            self._finish(self.game)
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def step(self, action: Any) -> None:
         """Apply the acting agent's action; raises `IllegalActionError` and changes nothing if illegal."""
         game = self._require_game("step")
-        agent = self.agent_selection
+        agent = self._require_agent("step")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if game.over:  # only reachable by changing the game behind the env's back
+            raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
         action = self._check_action(game, agent, action)
         self._cumulative_rewards[agent] = 0.0
         for a in self.rewards:
@@ -112,38 +118,65 @@ class CardGameEnv(AECEnv):
         game.apply(action)
         self._mask = None
         if game.over:
-            returns = game.returns()
-            truncated = game.truncated and not game.terminal
-            for a in self.agents:
-                self.rewards[a] = float(returns[self._index[a]])
-                self.terminations[a] = not truncated
-                self.truncations[a] = truncated
+            self._finish(game)
         else:
             self.agent_selection = self.possible_agents[game.current_player]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
+    def _finish(self, game: Game) -> None:
+        """Pay the game's returns and mark every agent done (terminated, or truncated by a cap)."""
+        returns = game.returns()
+        truncated = game.truncated and not game.terminal
+        for a in self.agents:
+            self.rewards[a] = float(returns[self._index[a]])
+            self.terminations[a] = not truncated
+            self.truncations[a] = truncated
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """What `agent` may know, plus its action mask (all zeros unless it is its decision)."""
         game = self._require_game("observe")
-        player = self._index[agent]
+        player = self._player(agent)
         if not game.over and player == game.current_player:
             mask = self._legal_mask(game).copy()
         else:
             mask = self._no_actions.copy()
         return {"observation": self.observer.encode(game, player), "action_mask": mask}
 
-    def _check_action(self, game: Game, agent: str, action: Any) -> int:
-        """The action as an int if it is legal; otherwise an `IllegalActionError` naming the choices."""
+    def last(self, observe: bool = True):
+        """(observation, reward, terminated, truncated, info) of the agent whose turn it is."""
+        self._require_game("last")
+        agent = self._require_agent("last")
+        observation = self.observe(agent) if observe else None
+        return (
+            observation,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def agent_iter(self, max_iter: int = 2**63):
+        """Yield the agent whose turn it is until every agent is done (PettingZoo's loop)."""
+        self._require_game("agent_iter")
+        return super().agent_iter(max_iter)
+
+    def _action_id(self, action: Any) -> int | None:
+        """`action` as an int if it is an integer in range, else None (floats and bools are not)."""
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            self._illegal(game, agent, action, f"not an integer action id (0..{self.num_actions - 1})")
-        action = int(action)
+            return None
+        return int(action) if 0 <= action < self.num_actions else None
+
+    def _check_action(self, game: Game, agent: str, action: Any) -> int:
+        """The action as an int if it is legal; otherwise an `IllegalActionError` naming the choices."""
+        action_id = self._action_id(action)
+        if action_id is None:
+            self._illegal(game, agent, action, self._not_an_id(action))
+        action = action_id
         mask = self._legal_mask(game)
-        if not 0 <= action < self.num_actions:
-            self._illegal(game, agent, action, f"out of range 0..{self.num_actions - 1}")
         if not mask[action]:
             self._illegal(game, agent, action, f"not legal now ({game.action_name(action)})", mask)
         return action
@@ -163,10 +196,31 @@ class CardGameEnv(AECEnv):
             f"legal actions: {named}{more}"
         )
 
+    def _not_an_id(self, action: Any) -> str:
+        """Why `action` (which `_action_id` refused) is no action id."""
+        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+            return f"out of range 0..{self.num_actions - 1}"
+        return f"not an integer action id (0..{self.num_actions - 1})"
+
     def _require_game(self, call: str) -> Game:
         if self.game is None:
             raise EnvOrderError(f"{call}() called before reset(); call env.reset() first")
         return self.game
+
+    def _require_agent(self, call: str) -> str:
+        """The selected agent, unless every agent is done (then the game needs a reset)."""
+        if not self.agents:
+            raise EnvOrderError(
+                f"{call}() called after every agent is done; the game is over, call env.reset()"
+            )
+        return self.agent_selection
+
+    def _player(self, agent: Any) -> int:
+        """The seat of `agent`, or an `UnknownAgentError` naming the agents."""
+        try:
+            return self._index[agent]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(f"unknown agent {agent!r}; agents are {self.possible_agents}") from None
 
     # ----- extras for search agents, tests and people ----------------------------------------
     def clone(self) -> CardGameEnv:
@@ -188,13 +242,17 @@ class CardGameEnv(AECEnv):
     def resample_hidden(self, agent: str, seed: int | None = None) -> None:
         """Re-deal in place everything `agent` cannot see, consistently with what it has seen."""
         game = self._require_game("resample_hidden")
-        if agent not in self._index:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        player = self._player(agent)
         deal_seed, future_seed = np.random.SeedSequence(seed).spawn(2)
-        game.resample_hidden(self._index[agent], np.random.default_rng(deal_seed))
+        game.resample_hidden(player, np.random.default_rng(deal_seed))
         self._mask = None  # the acting player's own cards may have been re-dealt
         # Future chance events are hidden too: give them fresh randomness as well.
         game.rng = self._np_random = np.random.default_rng(future_seed)
+
+    def view(self, agent: str) -> str:
+        """The table as `agent` sees it (its own cards, public cards, counts), never hidden cards."""
+        game = self._require_game("view")
+        return self.observer.view(game, self._player(agent))
 
     def has_potential(self) -> bool:
         """True if this game defines `Game.potential` (training's reward shaping reads it)."""
@@ -203,9 +261,10 @@ class CardGameEnv(AECEnv):
     def action_name(self, action: int) -> str:
         """Human-readable name of `action` in the current state."""
         game = self._require_game("action_name")
-        if not 0 <= int(action) < self.num_actions:
-            raise ValueError(f"action {action} is out of range 0..{self.num_actions - 1}")
-        return game.action_name(int(action))
+        action_id = self._action_id(action)
+        if action_id is None:
+            raise IllegalActionError(f"action {action!r} is {self._not_an_id(action)}")
+        return game.action_name(action_id)
 
     def decision(self) -> str:
         """The kind of decision the acting agent is making."""

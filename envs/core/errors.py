@@ -9,3 +9,7 @@ class IllegalActionError(ValueError):
 
 class EnvOrderError(RuntimeError):
     """An AEC call made out of order (for example `step` before `reset`)."""
+
+
+class UnknownAgentError(ValueError):
+    """An agent name that is not one of the environment's `possible_agents`."""

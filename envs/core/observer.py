@@ -47,6 +47,14 @@ class Observer(abc.ABC):
     def fill(self, game, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know into the zeroed views `parts.<piece name>`."""
 
+    def view(self, game, player: int) -> str:
+        """The table as `player` sees it, as text: own cards, public cards, counts; nothing hidden.
+
+        Like `fill`, it reads only what `player` may know, so a re-deal of what `player` cannot
+        see (`resample_hidden`) leaves it unchanged. Games override it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no per-player text view")
+
     def encode(self, game, player: int) -> np.ndarray:
         """The flat float32 observation of `player` (a new array the caller may keep)."""
         # One zeroed scratch buffer and its named views are reused; only the result is copied.

@@ -22,6 +22,12 @@ class CrowsObserver(Observer):
             Piece("acting_seat", n, "one-hot relative seat whose decision it is"),
             Piece("turn_seat", n, "one-hot relative seat whose turn it is"),
             Piece(
+                "last_seat",
+                n,
+                "one-hot relative seat of player_{n-1}, whose turn closes each round (the game ends "
+                "after it once final_round is 1)",
+            ),
+            Piece(
                 "run",
                 n * v,
                 "per relative seat (seat-major), 1 for each value 1..max_value in that seat's RUN",
@@ -58,8 +64,13 @@ class CrowsObserver(Observer):
             Piece(
                 "final_round", 1, "1 once someone has reached the end of the track (this round is the last)"
             ),
-            Piece("pile_discards_left", 1, "1 if the turn player may still discard a pile this turn"),
+            Piece(
+                "pile_discards_left",
+                1,
+                "pile discards the turn player has left this turn / pile_discards_per_turn",
+            ),
             Piece("turn_progress", 1, "turns played / max_turns"),
+            Piece("decision_progress", 1, "decisions taken / max_decisions (the safety cap)"),
         ]
 
     def fill(self, game: CrowsGame, player: int, parts: SimpleNamespace) -> None:
@@ -71,6 +82,7 @@ class CrowsObserver(Observer):
         parts.acting_seat[(game.to_act - player) % n] = 1.0
         turn = game.turn_player
         parts.turn_seat[(turn - player) % n] = 1.0
+        parts.last_seat[(n - 1 - player) % n] = 1.0
         run, set_, track = parts.run, parts.set, parts.track
         for i in range(n):
             seat = (player + i) % n
@@ -91,12 +103,82 @@ class CrowsObserver(Observer):
             parts.to_place[game.pending - 1] = 1.0
         for card in game.available:
             parts.available[card - 1] += 1.0 / copies
+        # Element by element: a list comprehension and its conversion cost more than 2 * max_value writes.
         per_copy = 1.0 / copies
-        parts.discard_pile[:] = [k * per_copy for k in game.discard[1:]]
-        parts.deck_counts[:] = [k * per_copy for k in game.deck_counts[1:]]
+        discard, deck_counts = parts.discard_pile, parts.deck_counts
+        for value, k in enumerate(game.discard):
+            if k:
+                discard[value - 1] = k * per_copy
+        for value, k in enumerate(game.deck_counts):
+            if k:
+                deck_counts[value - 1] = k * per_copy
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)
         parts.final_round[0] = float(max(game.track) >= opts.track_length)
-        parts.pile_discards_left[0] = float(game.pile_discards < opts.pile_discards_per_turn)
+        if opts.pile_discards_per_turn:
+            left = opts.pile_discards_per_turn - game.pile_discards
+            parts.pile_discards_left[0] = left / opts.pile_discards_per_turn
         parts.turn_progress[0] = game.turns / opts.max_turns
+        parts.decision_progress[0] = game.decisions / opts.max_decisions
+
+    def view(self, game: CrowsGame, player: int) -> str:
+        """The table as `player` sees it, in plain text: everything but the deck's order."""
+        opts = game.options
+        n = game.num_players
+        you = f"player_{player}"
+        last = f"player_{n - 1}"
+        lines = [f"Murder, She Crows - you are {you}; turn {game.turns + 1} (at most {opts.max_turns})"]
+        if game.over:
+            cut = game.truncated and not game.terminal
+            lines.append("Game over" + (" (truncated: no winner)" if cut else f": track {game.track}"))
+        elif max(game.track) >= opts.track_length:
+            lines.append(f"Final round: the game ends after {last}'s turn.")
+        else:
+            lines.append(f"A round ends after {last}'s turn; the game ends with the round in which")
+            lines.append(f"  someone reaches space {opts.track_length} of the track.")
+        if game.deck:
+            lines.append(f"Deck: {len(game.deck)} cards, order unknown: {_counts(game.deck_counts)}")
+        else:
+            lines.append("Deck: empty; the next card revealed comes from the discard pile, shuffled.")
+        lines.append(f"Discard pile (face up): {sum(game.discard)} cards: {_counts(game.discard)}")
+        coins = " ".join(str(c) for c in sorted(opts.coin_spaces)) or "none"
+        lines.append(f"Track: spaces 0..{opts.track_length}, coins on {coins}")
+        turn = game.turn_player
+        for i in range(n):
+            seat = (player + i) % n
+            name = f"you ({you})" if i == 0 else f"player_{seat}"
+            provisional = game.prov_run if seat == turn else []
+            run = " ".join(f"{c}*" if c in provisional else str(c) for c in game.runs[seat]) or "-"
+            set_ = game.sets[seat]
+            firm = len(set_) - (game.prov_set if seat == turn else 0)
+            set_text = " ".join(str(c) if k < firm else f"{c}*" for k, c in enumerate(set_)) or "-"
+            mark = "  <- turn" if seat == turn and not game.over else ""
+            lines.append(f"  {name}: track {game.track[seat]}  RUN [{run}]  SET [{set_text}]{mark}")
+        if not game.over:
+            who = "you" if game.to_act == player else f"player_{game.to_act}"
+            lines.append(f"Deciding: {who} ({game.decision()})")
+            if game.revealed:
+                lines.append(f"Revealed, one to keep if it fits: {_cards(game.revealed)}")
+            if game.pending:
+                lines.append(f"Revealed card that fits both piles, waiting for a pile: {game.pending}")
+            if game.available:
+                lines.append(f"Open to claims after player_{turn}'s bust: {_cards(game.available)}")
+            if game.coins:
+                lines.append(f"Coins player_{turn} still has to use: {game.coins}")
+            left = max(opts.pile_discards_per_turn - game.pile_discards, 0)
+            lines.append(f"Pile discards player_{turn} has left this turn: {left}")
+            lines.append(f"(* = provisional: lost if player_{turn} busts)")
+        if game.log:
+            lines.append("Last: " + "; ".join(game.log))
+        return "\n".join(lines)
+
+
+def _counts(per_value: list[int]) -> str:
+    """'1x3 4x1' for three 1s and a 4 (index 0 of `per_value` is unused), or '-' for none."""
+    return " ".join(f"{v}x{k}" for v, k in enumerate(per_value) if k) or "-"
+
+
+def _cards(cards) -> str:
+    """Cards in value order, or '-' for none (the order cards came in tells nobody anything)."""
+    return " ".join(str(c) for c in sorted(cards)) or "-"

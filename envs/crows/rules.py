@@ -10,6 +10,7 @@ asks for real choices.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -99,7 +100,12 @@ _PILE_NAMES = ("RUN", "SET")
 
 def action_layout(options: CrowsOptions) -> ActionLayout:
     """Card-choosing blocks hold one id per value (id - block start + 1 is the value)."""
-    v = options.max_value
+    return _layout(options.max_value)
+
+
+@functools.lru_cache(maxsize=32)
+def _layout(v: int) -> ActionLayout:
+    """The layout for cards 1..v, built once: every new game (each reset) asks for it."""
     return ActionLayout(
         [
             ("keep_run", v, "keep a revealed card of value id-start+1 in RUN (safe), discard the other"),
@@ -299,7 +305,7 @@ class CrowsGame(Game):
             card = self._draw()
             if card:
                 self.revealed.append(card)
-        self.log.append(f"player_{player} reveals {self.revealed or 'nothing'}")
+        self.log.append(f"player_{player} reveals {sorted(self.revealed) or 'nothing'}")
         self.phase = Decision.KEEP if self.revealed else Decision.PRESS
 
     def _end_turn(self) -> None:
@@ -325,7 +331,7 @@ class CrowsGame(Game):
         self.prov_run, self.prov_set = [], 0
         n = self.num_players
         self.claimers = [(p - k) % n for k in range(1, n)]  # reverse turn order: the right first
-        self.log.append(f"player_{p} busts on {card}; available {self.available}")
+        self.log.append(f"player_{p} busts on {card}; available {sorted(self.available)}")
         self._next_claimer()
 
     def _next_claimer(self) -> None:
@@ -338,7 +344,8 @@ class CrowsGame(Game):
                 return
         for card in self.available:
             self.discard[card] += 1
-        self.available = []
+        # Seats left unasked once nothing is available are forgotten: they mean nothing any more.
+        self.available, self.claimers = [], []
         self._end_turn()
 
     # ----- action handlers --------------------------------------------------------------------
@@ -511,7 +518,17 @@ class CrowsGame(Game):
         return f"{verb} {pile.upper()}"
 
     def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Shuffle the deck: its order is the game's only hidden information."""
+        """Re-deal the deck's order, the game's only hidden information, uniformly.
+
+        Every card that leaves the deck is turned face up, so what the table has seen fixes the
+        deck's composition: before the first reshuffle, the whole deck less every card in sight;
+        after one, the discard pile that was shuffled less the cards revealed since. Given the
+        cards revealed so far, a uniformly shuffled deck's remaining order is uniform over the
+        arrangements of what is left, which is what a fresh shuffle of the same cards draws.
+        Everything else (piles, provisional cards, the revealed, waiting and available cards, the
+        discard pile, tracks, coins, pile discards, whose turn and decision, the counters) is
+        public and stays as it is.
+        """
         self.deck = shuffled(self.deck, rng)
 
     def clone(self) -> CrowsGame:
@@ -533,7 +550,12 @@ class CrowsGame(Game):
         return other
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything, as plain values (the deck listed bottom to top)."""
+        """Everything, as plain values (the deck listed bottom to top); equal dicts, same game.
+
+        The revealed, available and provisional RUN cards are listed in value order: the order in
+        which they came carries no meaning for the rest of the game, and which of the two opening
+        cards was on top is seen by nobody's observation, so it must not tell worlds apart.
+        """
         return {
             "deck": list(self.deck),
             "discard": list(self.discard),
@@ -543,13 +565,13 @@ class CrowsGame(Game):
             "turn_player": self.turn_player,
             "to_act": self.to_act,
             "phase": int(self.phase),
-            "prov_run": list(self.prov_run),
+            "prov_run": sorted(self.prov_run),
             "prov_set": self.prov_set,
             "coins": self.coins,
             "pile_discards": self.pile_discards,
-            "revealed": list(self.revealed),
+            "revealed": sorted(self.revealed),
             "pending": self.pending,
-            "available": list(self.available),
+            "available": sorted(self.available),
             "claimers": list(self.claimers),
             "turns": self.turns,
             "decisions": self.decisions,

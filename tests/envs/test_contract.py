@@ -176,6 +176,9 @@ def test_resample_hidden_changes_hidden_state_but_not_the_players_view(name, n):
                     f"{viewer}'s observation changed when only hidden information was re-dealt"
                 )
                 assert np.array_equal(view["action_mask"], after["action_mask"])
+                assert copy.view(viewer) == env.view(viewer), (
+                    f"{viewer}'s text view changed when only hidden information was re-dealt"
+                )
                 assert copy.agent_selection == env.agent_selection
                 samples += 1
                 changed += copy.game.state_dict() != env.game.state_dict()

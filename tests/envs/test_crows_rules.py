@@ -145,6 +145,78 @@ def test_one_pile_discard_per_turn_so_a_turn_cannot_go_on_forever_house_rule():
     assert "discard RUN" in legal_names(relaxed)
 
 
+def test_transcript_of_the_riskless_loop_that_the_discard_limit_forbids():
+    # RUN 4-5, SET 6; the turn opens with 6 and 1.
+    table = {"runs": [[4, 5], []], "sets": [[6], []]}
+    limited = game_with(deck=[6, 1, 1, 3, 5, 5], **table)
+    lifted = CrowsGame.stacked(CrowsOptions(pile_discards_per_turn=10**6), [6, 1, 1, 3, 5, 5], **table)
+    for game in (limited, lifted):
+        do(game, "keep_set", 6)
+        do(game, "discard_set")  # an empty SET takes any card: the next reveal cannot bust
+        do(game, "reveal")  # 1 fits only the empty SET
+        assert game.runs[0] == [4, 5] and game.sets[0] == [1]
+    # With the limit, the next reveal is a gamble (it busts unless it is a 1, a 3 or a 6).
+    assert legal_names(limited) == {"reveal", "stop"}
+    # Without it, the SET is emptied again and the 3 joins the RUN, which is scored.
+    do(lifted, "discard_set")
+    do(lifted, "reveal")
+    assert lifted.decision() == "place" and lifted.pending == 3
+    do(lifted, "place_run")
+    do(lifted, "score_run")  # 3 + 4 + 5 = 12, rounded up to 15: three spaces
+    assert lifted.track == [3, 0] and lifted.runs[0] == [] and lifted.sets[0] == []
+    assert discard_counts(lifted) == {1: 2, 3: 1, 4: 1, 5: 1, 6: 2}
+
+
+def _riskless_turn(game: CrowsGame) -> dict[str, int]:
+    """Play player_0's turn keeping one pile empty before every reveal, so that no reveal can bust.
+
+    Scores every murder, skips coins, puts a card that fits both piles on the one that is not empty
+    and, when a card had to go on the empty pile, discards the smaller pile. Returns at the end of
+    the track (before stopping), or when the discard it needs is not allowed.
+    """
+    took = {"reveals": 0, "pile discards": 0, "murders": 0}
+    while game.turn_player == 0 and not game.over:
+        legal, run, set_ = legal_names(game), game.runs[0], game.sets[0]
+        if "score RUN" in legal or "score SET" in legal:
+            do(game, "score_run" if "score RUN" in legal else "score_set")
+            took["murders"] += 1
+        elif game.kind == Decision.KEEP:
+            game.apply(game.legal_actions()[0])  # the turn's start: both piles are empty
+        elif game.kind == Decision.COIN:
+            do(game, "coin_skip")
+        elif game.kind == Decision.PLACE:
+            do(game, "place_run" if run else "place_set")
+        elif game.track[0] >= game.options.track_length:
+            return took  # the end of the track, still in the first turn
+        elif run and set_:
+            block = "discard_run" if len(run) < len(set_) else "discard_set"
+            if not game.legal_mask()[aid(game, block)]:
+                return took
+            do(game, block)
+            took["pile discards"] += 1
+        else:
+            do(game, "reveal")
+            took["reveals"] += 1
+            assert not game.available and game.turn_player == 0, "a reveal with an empty pile busted"
+    return took
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_without_the_discard_limit_a_riskless_first_turn_reaches_the_end_of_the_track(seed):
+    # Why the house limit overrides the designer's "at any time": lifted, every reveal is safe.
+    game = CrowsGame(CrowsOptions(pile_discards_per_turn=10**6), np.random.default_rng(seed))
+    took = _riskless_turn(game)
+    assert game.track == [30, 0] and game.turns == 0 and game.turn_player == 0
+    assert took["pile discards"] > 1 and took["murders"] >= 8
+    do(game, "stop")
+    assert game.turn_player == 1 and game.track == [30, 0]
+    # With the limit, the same play is stopped at its second pile discard.
+    game = CrowsGame(CrowsOptions(), np.random.default_rng(seed))
+    took = _riskless_turn(game)
+    assert took["pile discards"] == 1 and game.track[0] < 30 and game.turn_player == 0
+    assert game.runs[0] and game.sets[0] and not legal_names(game) & {"discard RUN", "discard SET"}
+
+
 # ----- pressing on, stopping, busting and claims -----------------------------------------------------
 def test_revealed_cards_are_provisional_until_stop():
     game = game_with(deck=[3, 1, 4, 6, 5, 5], sets=[[6], []])

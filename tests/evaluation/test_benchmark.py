@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import envs
 
 
@@ -32,6 +34,9 @@ def test_bench_command_writes_a_table_and_valid_json(tmp_path):
     payload = json.loads(out.read_text())
     rows = {row["game"]: row for row in payload["rows"]}
     assert "pettingzoo:leduc_holdem_v4" in rows
+    assert "rlcard:leduc-holdem" in rows  # every anchor of the dev install is in the same run
+    assert "openspiel:leduc_poker (C++)" in rows
+    assert payload["machine"]["cores"] >= 1
     for name in games:
         row = rows[name]
         assert row["default_players"] is True
@@ -45,3 +50,27 @@ def test_bench_command_writes_a_table_and_valid_json(tmp_path):
             assert row[key] > 0
         assert row["bytes_per_env"] > 0
         assert row["ratio_to_leduc"] > 0
+        assert row["ratio_to_rlcard"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seconds", "nan"], "--seconds must be a positive finite number"),
+        (["--seconds", "0"], "--seconds must be a positive finite number"),
+        (["--players", "0"], "--players must be 'default', 'all' or a player count"),
+        (["--players", "9"], "no game chosen supports --players 9"),
+        (["--json", "/nonexistent-folder/b.json"], "its folder does not exist"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors_before_any_run(args, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "evaluation.benchmark", "--seconds", "0.05", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "| game |" not in result.stdout

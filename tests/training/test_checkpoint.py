@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -13,14 +14,17 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 import envs
 from training.checkpoint import (
     CheckpointError,
+    CheckpointWarning,
     check_compatible,
     load_checkpoint,
+    load_policy,
     make_metadata,
     read_metadata,
     resolve,
     save_checkpoint,
+    weights_sha256,
 )
-from training.policy import PolicyAgent
+from training.policy import PolicyAgent, policy_state
 from training.selfplay import SelfPlayEnv
 
 
@@ -40,8 +44,9 @@ def save(model, stem, timesteps=100, kind="final", **options):
 def test_round_trip_keeps_weights_and_metadata(model, tmp_path):
     zip_path = save(model, tmp_path / "final")
     assert zip_path == tmp_path / "final.zip"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["final.json", "final.zip"]  # no temp files left
-    for name in ("final", "final.zip", "final.json"):
+    # no temp files left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["final.json", "final.npz", "final.zip"]
+    for name in ("final", "final.zip", "final.json", "final.npz"):
         loaded, metadata = load_checkpoint(tmp_path / name)
         for key, value in model.policy.state_dict().items():
             assert torch.equal(loaded.policy.state_dict()[key], value)
@@ -52,10 +57,18 @@ def test_round_trip_keeps_weights_and_metadata(model, tmp_path):
     assert (metadata["seed"], metadata["timesteps"], metadata["kind"]) == (3, 100, "final")
     assert metadata["config"] == {"note": "test"}
     assert metadata["checkpoint"] == str(zip_path)
+    assert metadata["policy"]["net_arch"] == [16] and metadata["policy"]["activation"] == "tanh"
+    assert metadata["policy"]["weights_sha256"] == weights_sha256(policy_state(model.policy))
+    # The tensor-only path rebuilds the same network from the metadata alone.
+    policy, played = load_policy(tmp_path)
+    for key, value in model.policy.state_dict().items():
+        assert torch.equal(policy.state_dict()[key], value)
+    assert played["weights_file"] == str(tmp_path / "final.npz")
+    assert played["weights_sha256"] == metadata["policy"]["weights_sha256"]
 
 
 def test_run_directory_resolves_to_final_unless_a_periodic_one_is_newer(model, tmp_path):
-    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+    with pytest.raises(CheckpointError, match="holds no complete checkpoint"):
         resolve(tmp_path)
     save(model, tmp_path / "checkpoints" / "step_100", 100, "periodic")
     save(model, tmp_path / "checkpoints" / "step_2000", 2000, "periodic")
@@ -64,6 +77,33 @@ def test_run_directory_resolves_to_final_unless_a_periodic_one_is_newer(model, t
     assert resolve(tmp_path) == tmp_path / "final"
     save(model, tmp_path / "checkpoints" / "step_4000", 4000, "periodic")  # a resumed run, interrupted
     assert read_metadata(tmp_path)["timesteps"] == 4000
+
+
+def test_a_damaged_final_json_is_an_error_and_a_missing_one_falls_back_out_loud(model, tmp_path):
+    save(model, tmp_path / "checkpoints" / "step_100", 100, "periodic")
+    save(model, tmp_path / "final", 200)
+    (tmp_path / "final.json").write_text("{ cut short")
+    for call in (resolve, read_metadata, load_policy):
+        with pytest.raises(CheckpointError, match=r"final\.json is corrupt"):
+            call(tmp_path)
+    (tmp_path / "final.json").unlink()  # a save cut short before its metadata: an incomplete pair
+    with pytest.warns(CheckpointWarning, match=r"final has no final\.json.*using the older.*step_100"):
+        assert resolve(tmp_path) == tmp_path / "checkpoints" / "step_100"
+    # The same for a periodic checkpoint newer than every complete one.
+    save(model, tmp_path / "final", 200)
+    save(model, tmp_path / "checkpoints" / "step_300", 300, "periodic")
+    (tmp_path / "checkpoints" / "step_300.json").unlink()
+    with pytest.warns(CheckpointWarning, match=r"step_300 has no step_300\.json.*final \(200 timesteps\)"):
+        assert resolve(tmp_path) == tmp_path / "final"
+    (tmp_path / "checkpoints" / "step_300.zip").unlink()
+    (tmp_path / "checkpoints" / "step_300.npz").unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing incomplete left: nothing to say
+        assert resolve(tmp_path) == tmp_path / "final"
+    for name in ("final.json", "checkpoints/step_100.json"):
+        (tmp_path / name).unlink()
+    with pytest.raises(CheckpointError, match=r"no complete checkpoint .*incomplete, no \.json"):
+        resolve(tmp_path)
 
 
 def test_missing_and_corrupt_checkpoints_are_clear_errors(model, tmp_path):

@@ -76,7 +76,7 @@ def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
         assert result.returncode == 0, result.stderr
     assert (out / "config.yaml").exists()
     periodic = sorted(p.name for p in (out / "checkpoints").iterdir())
-    assert periodic == ["step_128.json", "step_128.zip", "step_256.json", "step_256.zip"]
+    assert periodic == [f"step_{n}.{ext}" for n in (128, 256) for ext in ("json", "npz", "zip")]
     assert sorted(p.name for p in (out / "snapshots").iterdir()) == ["step_128.npz", "step_256.npz"]
     metadata = read_metadata(out)
     assert (metadata["game"], metadata["timesteps"], metadata["kind"]) == (game, 256, "final")
@@ -116,11 +116,12 @@ def test_resume_continues_to_the_new_total(chicken_run, tmp_path):
     assert not np.allclose(model.policy.state_dict()["action_net.weight"].numpy(), before)
 
 
-def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
-    out = tmp_path / "interrupted"
+def stop_a_long_run(out: Path, *signals: signal.Signals, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    """Start a long run, wait until it has logged twice, send `signals` to its process group (as a
+    terminal's Ctrl-C or `timeout` does), and return its exit status and stderr."""
     config = ROOT / "configs" / "chicken_v0.yaml"
     command = [sys.executable, "-m", "training.cli", "--config", str(config), "--out", str(out)]
-    command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0"]
+    command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0", *extra]
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -131,13 +132,22 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "training did not log within 90 s"
             time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+        for signum in signals:
+            os.killpg(proc.pid, signum)
+            time.sleep(0.05)
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
+    return proc.returncode, stderr
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
+    out = tmp_path / "interrupted"
+    returncode, stderr = stop_a_long_run(out, signal.SIGINT)
+    assert returncode == 130, stderr
     assert "interrupted; saved" in stderr and "Traceback" not in stderr
+    assert f"Continue with: fowlplay-train --resume {out}" in stderr
     saved = sorted((out / "checkpoints").glob("step_*.json"))
     assert len(saved) == 1 and not (out / "final.zip").exists()
     metadata = json.loads(saved[0].read_text())
@@ -173,3 +183,54 @@ def test_resume_errors_are_clear(chicken_run, tmp_path):
     assert "Traceback" not in result.stderr
     result = fowlplay_train("--resume", str(run), "--seed", "3")
     assert result.returncode == 2 and "seed cannot change" in result.stderr
+
+
+def test_sigterm_saves_a_checkpoint_like_ctrl_c(tmp_path):
+    out = tmp_path / "terminated"
+    returncode, stderr = stop_a_long_run(out, signal.SIGTERM)  # what `timeout` sends to the group
+    assert returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1].startswith("fowlplay-train: stopped by SIGTERM; saved ")
+    assert "Traceback" not in stderr
+    (saved,) = sorted((out / "checkpoints").glob("step_*.json"))
+    assert json.loads(saved.read_text())["kind"] == "periodic"
+
+
+def test_a_double_ctrl_c_still_saves_once_and_says_so_in_one_line(tmp_path):
+    out = tmp_path / "twice"
+    returncode, stderr = stop_a_long_run(out, signal.SIGINT, signal.SIGINT, extra=("--set", "vec_env=dummy"))
+    assert returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("fowlplay-train: interrupted; saved ") and "Traceback" not in stderr
+    (saved,) = sorted((out / "checkpoints").glob("step_*.json"))
+    assert read_metadata(saved)["kind"] == "periodic"
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_resume_keeps_the_network_and_changes_nothing_before_loading(chicken_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(chicken_run, run)
+    before = (run / "config.yaml").read_text()
+    for setting, message in [
+        ("ppo.net_arch=[32]", "ppo.net_arch is [16] in"),
+        ("ppo.activation=relu", "ppo.activation is 'tanh' in"),
+    ]:
+        result = fowlplay_train("--resume", str(run), "--set", setting, "--no-progress")
+        assert result.returncode == 2 and message in result.stderr and "cannot become" in result.stderr
+        assert (run / "config.yaml").read_text() == before
+    # A run whose config.yaml an older version rewrote still resumes, with the model's own network.
+    (run / "config.yaml").write_text(before.replace("activation: tanh", "activation: relu"))
+    # A kill during a snapshot save left a temporary file; a damaged snapshot is skipped with a warning.
+    (run / "snapshots" / "step_300.tmp.npz").write_bytes(b"half")
+    (run / "snapshots" / "step_200.npz").write_bytes(b"damaged")
+    result = fowlplay_train(
+        "--resume", str(run), "--total-timesteps", "384", "--no-progress", "--set", "vec_env=dummy",
+        "--set", "ppo.learning_rate=1e-5",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "says ppo.activation 'relu', but the model" in result.stderr
+    assert "snapshot" in result.stderr and "step_200.npz is corrupt" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "activation: tanh" in (run / "config.yaml").read_text()
+    model, metadata = load_checkpoint(run)
+    assert metadata["timesteps"] == 384 and metadata["config"]["ppo"]["activation"] == "tanh"
+    assert model.learning_rate == 1e-5 and metadata["config"]["ppo"]["learning_rate"] == 1e-5

@@ -1,0 +1,197 @@
+"""fowlplay-eval: every mistake is one line, a resume never mixes two models, Ctrl-C and a full
+disk keep what was played."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import envs
+from evaluation import matches
+from evaluation.cli import main
+from training.checkpoint import make_metadata, save_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def save_model(stem: Path, seed: int, timesteps: int, kind: str = "final") -> None:
+    """An untrained tiny Chicken checkpoint (its weights depend on `seed`)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training.selfplay import SelfPlayEnv
+
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    model = MaskablePPO(
+        "MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=seed
+    )
+    metadata = make_metadata(envs.make("chicken_v0"), {}, seed=seed, timesteps=timesteps, kind=kind)
+    save_checkpoint(model, stem, metadata)
+
+
+def evaluate(out: Path, *agents: str, matches: int = 1) -> int:
+    argv = ["--game", "chicken_v0", "--agents", *agents, "--matches", str(matches), "--out", str(out)]
+    return main([*argv, "--workers", "1", "--bootstrap", "10", "--no-progress"])
+
+
+def one_line_error(capsys, status: int, code: int) -> str:
+    assert status == code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fowlplay-eval: error: ") and "\n" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed", "-1"], "argument --seed: must be an integer >= 0, got -1"),
+        (["--bootstrap", "0"], "argument --bootstrap: must be an integer >= 1, got 0"),
+        (["--matches", "ten"], "argument --matches: must be an integer >= 1, got 'ten'"),
+        (["--players", "3", "--seating", "combinations"], "seating 'combinations' needs at least 3 agents"),
+        (["--option", "target=[1,"], "the value is not plain YAML"),
+        (
+            ["--option", "target=!!python/object/apply:os.getcwd []"],
+            "tags such as !!python/... are never run",
+        ),
+    ],
+)
+def test_argument_mistakes_are_clear_errors(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--game", "chicken_v0", "--agents", "random", "baseline", "--out", str(tmp_path / "e"), *argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "e").exists()
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    out = tmp_path / "results.txt"
+    out.write_text("mine")
+    with pytest.raises(SystemExit):
+        evaluate(out, "random", "baseline")
+    assert f"--out {out} is a file; give a directory" in capsys.readouterr().err
+    assert out.read_text() == "mine"
+
+
+def test_corrupt_lines_in_games_jsonl_name_the_file_and_line(tmp_path, capsys):
+    out = tmp_path / "e"
+    assert evaluate(out, "random", "baseline", matches=2) == 0
+    games = out / "games.jsonl"
+    lines = games.read_bytes().splitlines()
+    for bad in (b"{not json", b'{"run": "x"}', b"\xff\xfe binary", b"[1, 2]"):
+        games.write_bytes(b"\n".join([lines[0], bad, *lines[2:]]) + b"\n")
+        err = one_line_error(capsys, evaluate(out, "random", "baseline", matches=2), 2)
+        assert f"{games} line 2 is not a game record" in err and "delete that line" in err
+
+
+def test_a_full_disk_keeps_the_games_played_and_resumes(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "e"
+    real_dumps = json.dumps
+    calls = {"rows": 0}
+
+    def dumps(obj, *args, **kwargs):
+        if isinstance(obj, dict) and "deal_seed" in obj:
+            calls["rows"] += 1
+            if calls["rows"] == 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real_dumps(obj, *args, **kwargs)
+
+    monkeypatch.setattr(matches.json, "dumps", dumps)
+    err = one_line_error(capsys, evaluate(out, "random", "baseline", matches=3), 1)
+    assert f"cannot write {out / 'games.jsonl'}: No space left on device" in err
+    assert "run the same command again to resume" in err
+    assert len((out / "games.jsonl").read_text().splitlines()) == 2
+    monkeypatch.setattr(matches.json, "dumps", real_dumps)
+    assert evaluate(out, "random", "baseline", matches=3) == 0
+    assert json.loads((out / "summary.json").read_text())["timing"]["games_resumed"] == 2
+
+
+def test_a_replaced_checkpoint_is_never_mixed_into_a_resumed_evaluation(tmp_path, capsys):
+    run = tmp_path / "run"
+    save_model(run / "final", seed=0, timesteps=100)
+    out = tmp_path / "e"
+    assert evaluate(out, f"ppo={run}", "random") == 0
+    summary = json.loads((out / "summary.json").read_text())
+    first = summary["config"]["agents"][0]["model"]
+    assert first["file"] == str((run / "final.npz").resolve()) and first["timesteps"] == 100
+    capsys.readouterr()
+    save_model(run / "final", seed=1, timesteps=100)  # new weights at the same path
+    err = one_line_error(capsys, evaluate(out, f"ppo={run}", "random", matches=2), 2)
+    assert "was written by a different evaluation" in err
+    assert (
+        f"agent 'ppo' played {first['file']} (weights sha256 {first['weights_sha256'][:12]}, 100 timesteps)"
+        in err
+    )
+    assert "now it is" in err and err.count("weights sha256") == 2
+
+
+def test_a_run_that_trained_further_is_a_different_model(tmp_path, capsys):
+    run = tmp_path / "run"
+    save_model(run / "checkpoints" / "step_100", seed=0, timesteps=100, kind="periodic")
+    out = tmp_path / "e"
+    assert evaluate(out, f"ppo={run}", "random") == 0
+    save_model(run / "final", seed=0, timesteps=200)  # training went on and finished
+    err = one_line_error(capsys, evaluate(out, f"ppo={run}", "random", matches=2), 2)
+    assert "step_100.npz" in err and "100 timesteps" in err and "final.npz" in err and "200 timesteps" in err
+
+
+def test_a_damaged_final_json_is_an_error_and_a_missing_one_is_said_out_loud(tmp_path, capsys):
+    run = tmp_path / "run"
+    save_model(run / "checkpoints" / "step_100", seed=0, timesteps=100, kind="periodic")
+    save_model(run / "final", seed=1, timesteps=200)
+    (run / "final.json").write_text('{"game": ')
+    err = one_line_error(capsys, evaluate(tmp_path / "e", str(run), "random"), 2)
+    assert f"checkpoint metadata {run / 'final.json'} is corrupt" in err
+    (run / "final.json").unlink()
+    assert evaluate(tmp_path / "e2", str(run), "random") == 0
+    err = capsys.readouterr().err
+    assert f"fowlplay-eval: warning: {run / 'final'} has no final.json" in err
+    assert "using the older complete checkpoint" in err and "step_100 (100 timesteps)" in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_games_played_and_says_how_to_resume(tmp_path):
+    out = tmp_path / "e"
+    command = [
+        sys.executable,
+        "-m",
+        "evaluation.cli",
+        "--game",
+        "chicken_v0",
+        "--agents",
+        "random",
+        "baseline",
+    ]
+    command += ["--matches", "5000", "--workers", "2", "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        games = out / "games.jsonl"
+        while not (games.exists() and len(games.read_bytes().splitlines()) >= 20):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "no games within 60 s"
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the workers get it too
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    saved = len(games.read_text().splitlines())
+    assert line == (
+        f"fowlplay-eval: interrupted; {saved} of 10000 games are saved in {games}. "
+        "Run the same command again to resume."
+    )
