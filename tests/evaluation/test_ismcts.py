@@ -108,6 +108,25 @@ def test_the_same_seed_gives_the_same_search(rollout):
     assert sum(v for v, _ in first.last_search.values()) == 12
 
 
+def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
+    env = position("murder_she_crows_v0", seed=4, steps=7)
+    obs = env.observe(env.agent_selection)
+    own = (
+        envs.env_module("murder_she_crows_v0")
+        .BaselineAgent(env.options)
+        .act(obs["observation"], obs["action_mask"])
+    )
+    moves = {}
+    for margin in (0.0, 1e9):
+        agent = ISMCTSAgent(env, ISMCTSSettings(40, margin=margin), seed=3)
+        moves[margin] = decide(agent, env)
+    visits = agent.last_search
+    most_visited = min(visits, key=lambda a: (-visits[a][0], -visits[a][1], a))
+    assert most_visited != own  # the search alone would overrule the baseline here ...
+    assert moves[0.0] == most_visited
+    assert moves[1e9] == own  # ... but not by an unreachable margin
+
+
 def test_an_evaluation_with_ismcts_is_the_same_at_any_worker_count(tmp_path):
     cfg = EvalConfig("murder_most_fowl_v0", tuple(parse_specs(["ismcts:3:random", "random"])), 2, 2, seed=4)
     one = evaluate(cfg, tmp_path / "one", workers=1, progress=False, bootstrap=20)
