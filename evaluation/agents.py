@@ -6,6 +6,7 @@ A spec is `[LABEL=]KIND` where KIND is one of
     baseline           the game's rule-based `BaselineAgent`
     ckpt:PATH          a trained checkpoint, sampling from its policy (the default)
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
+    ismcts:N[:random]  information-set MCTS, N simulations per decision (`evaluation.ismcts`)
     PATH               the same as ckpt:PATH when PATH (or PATH.zip) exists
 
 PATH is what `training.checkpoint` accepts: the .npz, .zip or .json, their common stem, or a run
@@ -31,7 +32,8 @@ from envs.core.agents import Agent, RandomAgent
 BUILTIN_KINDS = ("random", "baseline")
 CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
 ACCEPTED = (
-    "random, baseline, ckpt:PATH (sampling), ckpt-det:PATH (deterministic), or an existing "
+    "random, baseline, ckpt:PATH (sampling), ckpt-det:PATH (deterministic), "
+    "ismcts:N or ismcts:N:random (information-set search, N simulations per decision), or an existing "
     "checkpoint PATH (.zip, .json, their stem, or a training run directory); "
     "any of them may be prefixed with LABEL="
 )
@@ -46,7 +48,7 @@ class AgentSpec:
     """One parsed agent spec: its label, kind and (for checkpoints) path and sampling mode."""
 
     label: str
-    kind: str  # "random", "baseline" or "checkpoint"
+    kind: str  # "random", "baseline", "checkpoint" or "ismcts"
     path: str | None = None
     deterministic: bool = False
     text: str = ""
@@ -104,6 +106,14 @@ def parse_spec(text: str) -> AgentSpec:
         label, kind = "", text
     if kind in BUILTIN_KINDS:
         return AgentSpec(label or kind, kind, text=text)
+    if kind.startswith("ismcts:"):
+        from evaluation.ismcts import parse_settings
+
+        try:
+            parse_settings(kind)
+        except ValueError as err:
+            raise AgentSpecError(f"agent spec {text!r}: {err}; accepted: {ACCEPTED}") from None
+        return AgentSpec(label or kind, "ismcts", text=text)
     for prefix, deterministic in CHECKPOINT_PREFIXES.items():
         if kind.startswith(prefix):
             path = kind[len(prefix) :]
@@ -217,6 +227,11 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
         return RandomAgent(seed)
     if spec.kind == "baseline":
         return envs.env_module(env.metadata["name"]).BaselineAgent(env.unwrapped.options, seed=seed)
+    if spec.kind == "ismcts":
+        from evaluation.ismcts import make_ismcts_agent
+
+        # The search plans on `env` itself (clone and re-deal), so it must be the env it plays in.
+        return make_ismcts_agent(spec.text.rpartition("=")[2], env, seed)
     try:
         from training.policy import PolicyAgent
     except ImportError as err:

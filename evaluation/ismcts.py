@@ -1,0 +1,313 @@
+"""Information-set Monte Carlo tree search: an agent that plans with the game's own rules.
+
+Single-observer ISMCTS (Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree Search",
+IEEE Transactions on Computational Intelligence and AI in Games 4(2), 2012). Before each of its
+decisions the agent runs N simulations over one tree whose edges are the (player, action) pairs
+taken. Each simulation
+
+1. **chooses the root move**: an untried legal move first (the rollout policy's own move before
+   the others), then UCB1 (below). The deciding player's legal moves are the same in every
+   determinization of its information set, so this choice comes before the deal;
+2. **determinizes**: clones the environment and re-deals everything the deciding player cannot
+   see (`CardGameEnv.clone()`, then `resample_hidden(agent, seed)`), so every simulated state is
+   one the player cannot tell from the real one. The k-th visit of every root move uses the k-th
+   deal of this decision (common random numbers: root moves are compared on the same deals);
+3. **selects** down the tree: only the actions legal in this determinization compete; each of them
+   gains one *availability*, and the choice maximises UCB1 with availability counts,
+   `mean + c * sqrt(ln(availability) / visits)`, `mean` being the average reward, scaled to
+   [0, 1], of the player who took that action (c = 0.7);
+4. **expands** the first node that may try a new legal action: the rollout policy's own choice
+   when it is untried, else a random untried one. Below the root, progressive widening: a node
+   visited v times tries a new action only while it has tried at most sqrt(v / 4), so a line
+   follows the rollout policy until the search has seen it often;
+5. **rolls out** to the end of the game with the game's rule-based `BaselineAgent` in every seat
+   (or, with `rollout="random"`, uniformly random legal actions drawn from the deal's seed);
+6. **backs up** the environment's zero-sum terminal rewards: every node on the path adds the
+   reward of the player who acted there, which is what makes the search multi-player.
+
+It plays the root's most visited move (ties: the higher mean reward, then the lower action id),
+with one exception under baseline rollouts: the baseline's own move stands unless the most
+visited move beat it, deal by deal on at least 5 common deals, by `margin` (2) standard errors of
+the mean difference. One decision moves a player's chance of winning by a few hundredths while
+one rollout scores +1 or -1, so with tens of simulations per move the most visited move is often
+a slightly worse one, and many such steps lose to the very policy the search rolls out with. A
+decision with a single legal action is played without searching. The budget is a number of
+simulations, never a time, and all randomness comes from the agent's own generator, reseeded by
+`reset(seed)`, so a match seed fixes its play on any number of worker processes.
+
+What it reads. The agent is built on the environment it plays in (`evaluation.agents.build_agent`
+already receives it), because the `Agent` interface hands it only an observation vector. From the
+real environment it reads which agent is deciding, that agent's own action mask, and `clone()`;
+every state it simulates comes out of `resample_hidden`, which keeps only what the deciding player
+has seen. Its decision is therefore a function of the information set and its seed alone when the
+game's `resample_hidden` deals the same cards from every state of one information set for one
+seed (it shuffles the unseen cards in a canonical order); see docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import envs
+from envs.core.agents import Agent
+
+ROLLOUTS = ("baseline", "random")
+SPEC_PREFIX = "ismcts:"
+SPEC_FORMS = "ismcts:N (baseline rollouts) or ismcts:N:random (random rollouts), N >= 1 simulations"
+#: UCB1 exploration constant on rewards scaled to [0, 1] (the value Cowling et al. use).
+DEFAULT_EXPLORATION = 0.7
+#: Deals both moves must have seen before the search may overrule the rollout policy's own move
+#: (with fewer, a run of equal outcomes has no spread and would pass any margin).
+MIN_PAIRED_DEALS = 5
+_SEED_HIGH = 2**63
+
+
+@dataclass(frozen=True)
+class ISMCTSSettings:
+    """How an ISMCTS agent searches (see the module docstring for what each setting does)."""
+
+    simulations: int
+    rollout: str = "baseline"
+    exploration: float = DEFAULT_EXPLORATION
+    widening: bool = True
+    margin: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.simulations, int) or self.simulations < 1:
+            raise ValueError(f"ISMCTS needs at least 1 simulation per decision; got {self.simulations!r}")
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"ISMCTS rollout must be one of {ROLLOUTS}; got {self.rollout!r}")
+        if not self.exploration >= 0:
+            raise ValueError(f"ISMCTS exploration must be >= 0; got {self.exploration!r}")
+        if not self.margin >= 0:
+            raise ValueError(f"ISMCTS margin must be >= 0; got {self.margin!r}")
+
+
+def parse_settings(kind: str) -> ISMCTSSettings:
+    """`ismcts:N` or `ismcts:N:random` (also `ismcts:N:baseline`) as settings; ValueError otherwise."""
+    parts = kind.split(":")
+    if parts[0] != SPEC_PREFIX[:-1] or len(parts) not in (2, 3):
+        raise ValueError(f"{kind!r} is not an ISMCTS spec; accepted: {SPEC_FORMS}")
+    count = parts[1]
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(f"{kind!r}: the simulation count {count!r} is not a positive integer; {SPEC_FORMS}")
+    rollout = parts[2] if len(parts) == 3 else "baseline"
+    if rollout not in ROLLOUTS:
+        raise ValueError(f"{kind!r}: unknown rollout {rollout!r}, allowed: {', '.join(ROLLOUTS)}")
+    return ISMCTSSettings(int(count), rollout)
+
+
+class _Node:
+    """Statistics of one (player, action) edge of the tree and the node it leads to."""
+
+    __slots__ = ("agent", "available", "children", "reward", "visits")
+
+    def __init__(self, agent: str | None) -> None:
+        self.agent = agent  # who took the action leading here; None at the root
+        self.visits = 0
+        self.reward = 0.0  # sum of that agent's terminal rewards
+        self.available = 1  # simulations in which the action was legal when its parent was reached
+        self.children: dict[tuple[str, int], _Node] = {}
+
+    def ucb(self, exploration: float) -> float:
+        """UCB1 with availability counts, on the acting agent's mean reward scaled to [0, 1]."""
+        if not self.visits:
+            return math.inf  # created, but its simulation found the action illegal: try again
+        mean = (self.reward / self.visits + 1.0) / 2.0
+        return mean + exploration * math.sqrt(math.log(self.available) / self.visits)
+
+
+class ISMCTSAgent(Agent):
+    """Single-observer information-set MCTS over determinizations of the environment it plays in."""
+
+    name = "ismcts"
+
+    def __init__(self, env, settings: ISMCTSSettings, seed: int | None = None) -> None:
+        self.env = env.unwrapped
+        self.settings = settings
+        self._policies: dict[str, Agent] = {}
+        if settings.rollout == "baseline":
+            module = envs.env_module(self.env.metadata["name"])
+            if not hasattr(module, "BaselineAgent"):
+                raise ValueError(f"{self.env.metadata['name']} has no baseline agent for ISMCTS rollouts")
+            self._policies = {
+                a: module.BaselineAgent(self.env.options, seed=None) for a in self.env.possible_agents
+            }
+        #: Root statistics of the last search, {action: (visits, mean reward)}, for reports and tests.
+        self.last_search: dict[int, tuple[int, float]] = {}
+        #: Simulations whose determinization disagreed with the real legal actions at the root (an
+        #: inexact `resample_hidden`); such actions are never searched.
+        self.root_mismatches = 0
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the search and the rollout agents; None keeps the current generator going."""
+        if seed is not None or not hasattr(self, "rng"):
+            self.rng = np.random.default_rng(seed)
+            for policy in self._policies.values():
+                policy.reset(int(self.rng.integers(_SEED_HIGH)))
+
+    # ----- one decision -------------------------------------------------------------------
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The most visited root action after `settings.simulations` simulations."""
+        env = self.env
+        if env.game is None or env.game.over:
+            raise ValueError("the ISMCTS agent was asked to act, but its environment has no game in progress")
+        me = env.agent_selection
+        if not np.array_equal(np.asarray(action_mask) != 0, env.observe(me)["action_mask"] != 0):
+            raise ValueError(
+                f"the action mask given to the ISMCTS agent is not {me}'s in the environment it was "
+                "built on; build the agent on the environment it plays in"
+            )
+        legal = np.flatnonzero(action_mask).tolist()
+        if not legal:
+            raise ValueError("the action mask is empty: this agent has no decision to make")
+        self.last_search = {}
+        if len(legal) == 1:
+            return legal[0]
+        allowed = np.asarray(action_mask) != 0
+        first = None  # the rollout policy's own choice, searched first
+        if self._policies:
+            first = int(self._policies[me].act(observation, action_mask))
+        root = _Node(None)
+        self._deals: list[int] = []
+        self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
+        for _ in range(self.settings.simulations):
+            self._simulate(root, me, allowed, first)
+        stats = {a: root.children.get((me, a)) for a in legal}
+        self.last_search = {
+            a: (node.visits, node.reward / node.visits) for a, node in stats.items() if node and node.visits
+        }
+        if not self.last_search:  # every determinization disagreed with the real legal actions
+            return legal[0]
+        best = min(self.last_search, key=lambda a: (-self.last_search[a][0], -self.last_search[a][1], a))
+        keep_default = first is not None and best != first and first in self.last_search
+        if keep_default and not self._clearly_better(self._outcomes[best], self._outcomes[first]):
+            return first
+        return best
+
+    def _clearly_better(self, outcomes: list[float], default: list[float]) -> bool:
+        """True if a move's rewards beat the default move's on the deals both saw, by `margin` standard errors.
+
+        The k-th visit of every root move saw deal k, so the two are compared deal by deal.
+        """
+        m = min(len(outcomes), len(default))
+        if m < MIN_PAIRED_DEALS:
+            return False
+        diff = np.asarray(outcomes[:m]) - np.asarray(default[:m])
+        return float(diff.mean()) > self.settings.margin * float(diff.std(ddof=1)) / math.sqrt(m)
+
+    def _simulate(self, root: _Node, me: str, allowed: np.ndarray, first: int | None) -> None:
+        """One simulation: root action, determinization, selection, expansion, rollout, backup."""
+        # The deciding player's legal actions are the same in every determinization of its
+        # information set, so the root action is chosen first; its k-th visit then sees deal k
+        # (common random numbers: root actions are compared on the same deals).
+        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, a) not in root.children]
+        for child in root.children.values():
+            child.available += 1
+        if untried:
+            action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
+            child = root.children[(me, action)] = _Node(me)
+        else:
+            action, child = self._select(root, me, allowed)
+        seed = self._deal(child.visits)
+        world = self._determinize(me, seed)
+        game = world.game
+        mask = game.legal_mask()
+        if world.agent_selection != me or not np.array_equal(mask != 0, allowed):
+            self.root_mismatches += 1  # an inexact re-deal changed what the deciding player may do
+            if world.agent_selection != me or not mask[action]:
+                return
+        path, root_action = [child], action
+        world.step(action)
+        node = child
+        while not game.over:
+            agent = world.agent_selection
+            mask = game.legal_mask()
+            untried, tried = [], 0
+            for a in np.flatnonzero(mask).tolist():
+                sibling = node.children.get((agent, a))
+                if sibling is None:
+                    untried.append(a)
+                else:
+                    sibling.available += 1
+                    tried += 1
+            if untried and (not tried or self._widen(node, tried)):
+                action = self._expansion(world, agent, untried)
+                child = node.children[(agent, action)] = _Node(agent)
+                path.append(child)
+                world.step(action)
+                break
+            action, child = self._select(node, agent, mask)
+            path.append(child)
+            world.step(action)
+            node = child
+        self._rollout(world, seed)
+        rewards = world.rewards  # the env pays the zero-sum returns on the game's last step
+        root.visits += 1
+        self._outcomes[root_action].append(rewards[me])
+        for child in path:
+            child.visits += 1
+            child.reward += rewards[child.agent]
+
+    def _widen(self, node: _Node, tried: int) -> bool:
+        """Progressive widening below the root: a node visited v times tries a new action while it
+        has tried at most sqrt(v / 4); until then the rollout policy's first choice continues."""
+        return not self.settings.widening or tried <= math.isqrt(node.visits // 4)
+
+    def _deal(self, k: int) -> int:
+        """The seed of the k-th determinization of this decision."""
+        while len(self._deals) <= k:
+            self._deals.append(int(self.rng.integers(_SEED_HIGH)))
+        return self._deals[k]
+
+    def _determinize(self, me: str, seed: int):
+        """A copy of the real environment with everything `me` cannot see re-dealt from `seed`."""
+        world = self.env.clone()
+        world.render_mode = None  # a clone of a 'human' env would print every simulated move
+        world.resample_hidden(me, seed)
+        return world
+
+    def _select(self, node: _Node, agent: str, mask: np.ndarray) -> tuple[int, _Node]:
+        """The legal expanded child with the highest UCB value (the lowest action id among equals)."""
+        c = self.settings.exploration
+        best, best_value = None, -math.inf
+        for action in np.flatnonzero(mask).tolist():
+            child = node.children.get((agent, action))
+            if child is None:
+                continue  # not expanded yet (progressive widening)
+            value = child.ucb(c)
+            if value > best_value:
+                best, best_value = (action, child), value
+        return best
+
+    def _expansion(self, world, agent: str, untried: list[int]) -> int:
+        """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
+        if self._policies:
+            obs = world.observe(agent)
+            choice = int(self._policies[agent].act(obs["observation"], obs["action_mask"]))
+            if choice in untried:
+                return choice
+        return untried[int(self.rng.integers(len(untried)))]
+
+    def _rollout(self, world, seed: int) -> None:
+        """Play the determinization to its end with the rollout policy in every seat."""
+        game = world.game
+        if not self._policies:
+            rng = np.random.default_rng([seed, 1])  # tied to the deal, like the baseline's play
+            while not game.over:
+                legal = np.flatnonzero(game.legal_mask())
+                world.step(int(legal[rng.integers(legal.size)]))
+            return
+        while not game.over:
+            agent = world.agent_selection
+            obs = world.observe(agent)
+            world.step(int(self._policies[agent].act(obs["observation"], obs["action_mask"])))
+
+
+def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:
+    """An ISMCTS agent from its spec (`ismcts:N` or `ismcts:N:random`) for the env it plays in."""
+    return ISMCTSAgent(env, parse_settings(kind), seed=seed)

@@ -1,0 +1,233 @@
+"""The ISMCTS agent: its spec, legal and reproducible play, blindness to hidden cards, a stacked win."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import envs
+from envs import murder_she_crows_v0
+from envs.core.cards import shuffled
+from envs.core.testing import apply_script
+from envs.crows import CrowsGame
+from evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
+from evaluation.ismcts import ISMCTSAgent, ISMCTSSettings, parse_settings
+from evaluation.matches import EvalConfig
+from evaluation.play import main as play_main
+from evaluation.tournament import evaluate
+
+PLAYERS = {"murray_frog_v0": 3}  # its minimum; every other game is played by two
+RULES_MODULES = ("envs.chicken.rules", "envs.crows.rules", "envs.fowl.rules", "envs.murray.rules")
+
+
+def players(game: str) -> int:
+    return PLAYERS.get(game, 2)
+
+
+def position(game: str, seed: int, steps: int):
+    """An env about `steps` random decisions into the deal of `seed`, at a choice of two or more actions."""
+    env = envs.make(game, num_players=players(game))
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    taken = 0
+    while not env.game.over and (taken < steps or env.game.legal_mask().sum() < 2):
+        env.step(int(rng.choice(np.flatnonzero(env.game.legal_mask()))))
+        taken += 1
+    return env
+
+
+def decide(agent: ISMCTSAgent, env) -> int:
+    obs = env.observe(env.agent_selection)
+    return agent.act(obs["observation"], obs["action_mask"])
+
+
+# ----- the spec ------------------------------------------------------------------------------------
+def test_the_spec_parses_with_its_budget_and_rollout():
+    assert parse_settings("ismcts:50") == ISMCTSSettings(50, "baseline")
+    assert parse_settings("ismcts:8:random") == ISMCTSSettings(8, "random")
+    spec = parse_spec("ismcts:50")
+    assert (spec.kind, spec.label) == ("ismcts", "ismcts:50")
+    assert parse_spec("fast=ismcts:8:random").label == "fast"
+    assert [s.label for s in parse_specs(["ismcts:4", "ismcts:4"])] == ["ismcts:4", "ismcts:4#2"]
+    env = envs.make("chicken_v0")
+    env.reset(seed=0)
+    agent = make_agent("fast=ismcts:8:random", env, seed=1)
+    assert isinstance(agent, ISMCTSAgent) and agent.settings == ISMCTSSettings(8, "random")
+
+
+@pytest.mark.parametrize(
+    "text", ["ismcts:", "ismcts:0", "ismcts:-3", "ismcts:many", "ismcts:5:greedy", "ismcts:5:random:x"]
+)
+def test_a_bad_spec_says_what_is_accepted(text):
+    with pytest.raises(AgentSpecError, match="ismcts:N:random"):
+        parse_spec(text)
+
+
+def test_an_agent_asked_about_another_env_refuses():
+    env = position("murder_she_crows_v0", seed=0, steps=3)
+    agent = ISMCTSAgent(envs.make("murder_she_crows_v0"), ISMCTSSettings(2, "random"), seed=0)
+    with pytest.raises(ValueError, match="no game in progress"):
+        decide(agent, env)
+    agent = ISMCTSAgent(env, ISMCTSSettings(2, "random"), seed=0)
+    with pytest.raises(ValueError, match=r"not player_\d's in the environment it was built on"):
+        agent.act(np.zeros(1), np.ones(env.num_actions, dtype=np.int8))
+
+
+# ----- legal, reproducible play ----------------------------------------------------------------------
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_it_plays_only_legal_actions_to_the_end_of_a_game(game):
+    env = envs.make(game, num_players=players(game))
+    env.reset(seed=3)
+    baseline = envs.env_module(game).BaselineAgent(env.options)
+    agent = ISMCTSAgent(env, ISMCTSSettings(2, "random"), seed=0)
+    while not env.game.over:
+        obs = env.observe(env.agent_selection)
+        seat = agent if env.agent_selection == "player_0" else baseline
+        action = seat.act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][action]
+        env.step(action)  # the env itself raises IllegalActionError on anything illegal
+    for steps in (4, 20):  # baseline rollouts too, at two points of another deal
+        env = position(game, seed=5, steps=steps)
+        if not env.game.over:
+            action = decide(ISMCTSAgent(env, ISMCTSSettings(3), seed=0), env)
+            assert env.observe(env.agent_selection)["action_mask"][action]
+
+
+@pytest.mark.parametrize("rollout", ["random", "baseline"])
+def test_the_same_seed_gives_the_same_search(rollout):
+    env = position("murder_most_fowl_v0", seed=2, steps=9)
+    first = ISMCTSAgent(env, ISMCTSSettings(12, rollout), seed=7)
+    action = decide(first, env)
+    second = ISMCTSAgent(env, ISMCTSSettings(12, rollout), seed=7)
+    assert decide(second, env) == action and second.last_search == first.last_search
+    decide(second, env)  # the generator moves on ...
+    second.reset(7)  # ... and a reset with the seed starts it over
+    assert decide(second, env) == action and second.last_search == first.last_search
+    assert sum(v for v, _ in first.last_search.values()) == 12
+
+
+def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
+    env = position("murder_she_crows_v0", seed=4, steps=7)
+    obs = env.observe(env.agent_selection)
+    own = (
+        envs.env_module("murder_she_crows_v0")
+        .BaselineAgent(env.options)
+        .act(obs["observation"], obs["action_mask"])
+    )
+    moves = {}
+    for margin in (0.0, 1e9):
+        agent = ISMCTSAgent(env, ISMCTSSettings(40, margin=margin), seed=3)
+        moves[margin] = decide(agent, env)
+    visits = agent.last_search
+    most_visited = min(visits, key=lambda a: (-visits[a][0], -visits[a][1], a))
+    assert most_visited != own  # the search alone would overrule the baseline here ...
+    assert moves[0.0] == most_visited
+    assert moves[1e9] == own  # ... but not by an unreachable margin
+
+
+def test_an_evaluation_with_ismcts_is_the_same_at_any_worker_count(tmp_path):
+    cfg = EvalConfig("murder_most_fowl_v0", tuple(parse_specs(["ismcts:3:random", "random"])), 2, 2, seed=4)
+    one = evaluate(cfg, tmp_path / "one", workers=1, progress=False, bootstrap=20)
+    two = evaluate(cfg, tmp_path / "two", workers=2, progress=False, bootstrap=20)
+    assert one["pairwise"] == two["pairwise"]
+    assert one["games"]["illegal_actions"] == 0
+
+
+def test_fowlplay_play_seats_an_ismcts_agent(capsys):
+    assert (
+        play_main(["--game", "murder_most_fowl_v0", "--agents", "ismcts:2:random", "random", "--quiet"]) == 0
+    )
+    assert "rewards: player_0" in capsys.readouterr().out
+
+
+# ----- hidden information --------------------------------------------------------------------------
+@pytest.fixture
+def canonical_redeal(monkeypatch):
+    """Every engine's re-deal shuffles its unseen cards starting from sorted order.
+
+    The engines shuffle their pool of unseen cards in the order the real deal left them, so for
+    one seed the re-deal is a fixed permutation of the real hidden cards: the same in distribution
+    for every real deal, but not the same cards. Sorting first makes the re-deal a function of
+    what the player has seen and the seed alone, so the agent's decision can be compared exactly.
+    (Harmless once an engine sorts its pool itself.)
+    """
+    for name in RULES_MODULES:
+        monkeypatch.setattr(
+            importlib.import_module(name), "shuffled", lambda cards, rng: shuffled(sorted(cards), rng)
+        )
+
+
+class PeekingISMCTS(ISMCTSAgent):
+    """A deliberately broken twin: it searches the real deal instead of re-dealt ones."""
+
+    def _determinize(self, me, seed):
+        return self.env.clone()
+
+
+def _searches_on_both_deals(cls, game: str, rollout: str) -> tuple[tuple, tuple]:
+    """The search of `cls` (seed 11) on a position and on the same position with its hidden cards re-dealt."""
+    env = position(game, seed=1, steps=12)
+    me = env.agent_selection
+    redealt = env.clone()
+    redealt.resample_hidden(me, seed=99)
+    assert redealt.game.state_dict() != env.game.state_dict()  # the real hidden cards did change
+    assert np.array_equal(redealt.observe(me)["observation"], env.observe(me)["observation"])
+    results = []
+    for world in (env, redealt):
+        agent = cls(world, ISMCTSSettings(6, rollout), seed=11)
+        results.append((decide(agent, world), agent.last_search))
+    return results[0], results[1]
+
+
+@pytest.mark.parametrize("rollout", ["random", "baseline"])
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_its_choice_does_not_change_when_the_real_hidden_cards_are_redealt(canonical_redeal, game, rollout):
+    real, redealt = _searches_on_both_deals(ISMCTSAgent, game, rollout)
+    assert real == redealt  # the same action, and every root visit count and mean with it
+
+
+def test_a_twin_that_peeks_at_the_real_deal_is_caught(canonical_redeal):
+    changed = [
+        g
+        for g in envs.ENV_NAMES
+        if len(set(map(repr, _searches_on_both_deals(PeekingISMCTS, g, "random")))) > 1
+    ]
+    assert len(changed) >= 3, changed
+
+
+# ----- a stacked position: it finds the winning move -------------------------------------------------
+def test_it_scores_the_murder_that_ends_the_game_in_its_favour():
+    """Crows, 2 players: player_1, last in the round, at 27 with SET 6 6 6 ready; player_0 at 28
+    with SET 5 5 5. Scoring now (18 -> 20 -> 4 spaces) reaches 30 and the round, so the game, ends:
+    a sure win. Anything else lets player_0 score 5 5 5 to 30 on their turn (a tie at best).
+    """
+    env = murder_she_crows_v0.env(num_players=2)
+    env.reset(seed=0)
+    deck = [5, 1, 6, 2, 4, 4, 3, 3, 1, 2, 3, 4, 5, 6]  # top first
+    env.game = CrowsGame.stacked(env.options, deck, sets=[[5, 5], [6, 6]], track=[28, 27], rng=env.game.rng)
+    env._mask = None
+    env.agent_selection = env.possible_agents[env.game.current_player]
+    game = env.game
+
+    def aid(block, card=None):
+        return game.layout[block].start + (card - 1 if card else 0)
+
+    apply_script(env, [aid("keep_set", 5), aid("stop")])  # player_0 keeps 5 in SET 5 5 5 and stops
+    apply_script(env, [aid("keep_set", 6)])  # player_1 reveals 6 and 2, keeps 6: SET 6 6 6
+    assert (env.agent_selection, env.decision()) == ("player_1", "press")
+    assert {env.action_name(a) for a in game.legal_actions()} == {
+        "reveal",
+        "stop",
+        "score SET",
+        "discard SET",
+    }
+    for rollout in ("random", "baseline"):
+        agent = ISMCTSAgent(env, ISMCTSSettings(60, rollout), seed=0)
+        action = decide(agent, env)
+        assert env.action_name(action) == "score SET"
+        assert agent.last_search[action][1] == 1.0  # it won every simulation through that move
+        assert agent.last_search[aid("stop")][1] < 0.5
+    apply_script(env, [action, aid("stop")])
+    assert game.terminal and env.rewards == {"player_0": -1.0, "player_1": 1.0}
