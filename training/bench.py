@@ -67,8 +67,8 @@ def training_decisions_per_second(
 
     Returns `game`, `config`, `load`, `decisions` (done: whole rollouts, so at least those asked
     for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`, `cpu_seconds`
-    (this process's CPU time: with one torch thread and in-process environments, decisions per CPU
-    second estimates the rate of an idle core), `cut` (the wall-clock cap stopped it), and the
+    (this process's CPU time for the whole call, start-up included; worker processes not counted),
+    `cut` (the wall-clock cap stopped it), and the
     settings that decide the rate: `vec_env`, `n_envs`, `torch_threads`, `net_arch`, `n_epochs`.
     """
     from training.config import load_config
