@@ -122,8 +122,8 @@ def training_decisions_per_second(
 def format_rows(rows: list[dict[str, Any]]) -> str:
     """The figures as a Markdown table."""
     lines = [
-        "| game | label | load | decisions | decisions/s | decisions per CPU s | settings |",
-        "|---|---|---|---|---|---|---|",
+        "| game | label | load | decisions | decisions/s | settings |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         settings = (
@@ -132,7 +132,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         )
         lines.append(
             f"| {r['game']} | {r.get('label', '')} | {r['load']} | {r['decisions']}{' (cut)' if r['cut'] else ''} "
-            f"| {r['decisions_per_s']:,.0f} | {r['decisions'] / r['cpu_seconds']:,.0f} | {settings} |"
+            f"| {r['decisions_per_s']:,.0f} | {settings} |"
         )
     return "\n".join(lines)
 
