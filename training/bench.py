@@ -67,8 +67,8 @@ def training_decisions_per_second(
 
     Returns `game`, `config`, `load`, `decisions` (done: whole rollouts, so at least those asked
     for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`, `cpu_seconds`
-    (this process's CPU time: with one torch thread and in-process environments, decisions per CPU
-    second estimates the rate of an idle core), `cut` (the wall-clock cap stopped it), and the
+    (this process's CPU time for the whole call, start-up included; worker processes not counted),
+    `cut` (the wall-clock cap stopped it), and the
     settings that decide the rate: `vec_env`, `n_envs`, `torch_threads`, `net_arch`, `n_epochs`.
     """
     from training.config import load_config
@@ -122,8 +122,8 @@ def training_decisions_per_second(
 def format_rows(rows: list[dict[str, Any]]) -> str:
     """The figures as a Markdown table."""
     lines = [
-        "| game | label | load | decisions | decisions/s | decisions per CPU s | settings |",
-        "|---|---|---|---|---|---|---|",
+        "| game | label | load | decisions | decisions/s | settings |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         settings = (
@@ -132,7 +132,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         )
         lines.append(
             f"| {r['game']} | {r.get('label', '')} | {r['load']} | {r['decisions']}{' (cut)' if r['cut'] else ''} "
-            f"| {r['decisions_per_s']:,.0f} | {r['decisions'] / r['cpu_seconds']:,.0f} | {settings} |"
+            f"| {r['decisions_per_s']:,.0f} | {settings} |"
         )
     return "\n".join(lines)
 
