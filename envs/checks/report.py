@@ -1,0 +1,109 @@
+"""The result of a check run: one line per check, with the evidence a failure needs to be replayed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PASS, FAIL, SKIPPED = "pass", "fail", "skipped"
+STATUSES = (PASS, FAIL, SKIPPED)
+
+
+@dataclass
+class CheckResult:
+    """One check: its stable name, pass/fail/skipped, a one-line message and, for a failure, evidence."""
+
+    name: str
+    status: str
+    message: str
+    #: Where it failed: seed, step, agent, action (whichever apply), enough to replay it.
+    evidence: dict[str, Any] = field(default_factory=dict)
+    #: Measured facts a caller may assert on (counts, `zero_sum`, returns seen), never needed to read the line.
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {list(STATUSES)}")
+
+    @property
+    def failed(self) -> bool:
+        """True for a failed check (a skip is not a failure)."""
+        return self.status == FAIL
+
+
+@dataclass
+class CheckReport:
+    """Every check of one run, in the order they ran, and what was run (target and budgets)."""
+
+    target: str
+    settings: dict[str, Any]
+    results: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no check failed (skipped checks are allowed)."""
+        return not any(r.failed for r in self.results)
+
+    @property
+    def failed(self) -> list[str]:
+        """Names of the failed checks."""
+        return [r.name for r in self.results if r.failed]
+
+    def __getitem__(self, name: str) -> CheckResult:
+        """The result of the check called `name`."""
+        for result in self.results:
+            if result.name == name:
+                return result
+        raise KeyError(f"no check named {name!r}; checks run: {[r.name for r in self.results]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values: target, settings, ok and every result."""
+        return {
+            "target": self.target,
+            "settings": dict(self.settings),
+            "ok": self.ok,
+            "results": [_plain(asdict(r)) for r in self.results],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def table(self) -> str:
+        """A readable text table: status, check name and message, then the evidence of each failure."""
+        width = max((len(r.name) for r in self.results), default=5)
+        lines = [f"fowlplay-check {self.target}  ({_settings_line(self.settings)})"]
+        for r in self.results:
+            lines.append(f"  {r.status.upper():<7} {r.name:<{width}}  {r.message}")
+            if r.evidence:
+                lines.append(f"  {'':<7} {'':<{width}}  evidence: {_evidence_line(r.evidence)}")
+        counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
+        verdict = "OK" if self.ok else "FAILED"
+        lines.append(
+            f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIPPED]} skipped"
+        )
+        return "\n".join(lines)
+
+    __str__ = table
+
+
+def _settings_line(settings: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items() if v is not None)
+
+
+def _evidence_line(evidence: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in evidence.items())
+
+
+def _plain(value: Any) -> Any:
+    """Numpy scalars and arrays, tuples and other odd values as JSON-ready values."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
