@@ -392,7 +392,7 @@ def _check_mask_space(run: Run, env, space, agent, mask, where) -> None:
         )
     elif n is not None and mask.shape != (int(n),):
         tally.fail(f"{agent}'s mask has shape {mask.shape}; its action space has {n} actions", **where)
-    elif not np.isin(mask, (0, 1)).all():
+    elif not ((mask == 0) | (mask == 1)).all():
         tally.fail(f"{agent}'s mask holds values other than 0 and 1: {np.unique(mask).tolist()}", **where)
 
 

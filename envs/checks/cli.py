@@ -1,0 +1,109 @@
+"""`fowlplay-check`: check an AEC environment's action-mask contract, or a policy's use of masks.
+
+    fowlplay-check chicken_v0
+    fowlplay-check mypackage.myenv:env --players 3 --games 20 --json report.json
+    fowlplay-check chicken_v0 --policy mypackage.agents:my_policy
+
+Exit status: 0 when every check passes (skipped checks allowed), 1 when one fails, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fowlplay.envs.checks.aec import CHECK_NAMES, Settings, TargetError, check_aec_env, resolve_target
+from fowlplay.envs.checks.policy import PolicySpecError, check_policy
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2)."""
+
+    def error(self, message: str):
+        """Print one line naming what is wrong, then exit 2."""
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
+    parser = _Parser(
+        prog="fowlplay-check",
+        description="Check a PettingZoo AEC environment's action masks (and more), or a policy's use of them.",
+        epilog="Checks: " + ", ".join(CHECK_NAMES) + ". See docs/checking.md.",
+    )
+    parser.add_argument("target", help="MODULE:CALLABLE building the env, or a registered fowlplay game name")
+    parser.add_argument("--players", type=int, help="passed to the env as num_players")
+    parser.add_argument("--games", type=_positive, default=Settings.games, help="masked random games walked")
+    parser.add_argument("--seed", type=int, default=0, help="base seed: game g is reset with seed+g")
+    parser.add_argument(
+        "--exact-decisions", type=_positive, default=Settings.exact_decisions, help="decisions where every action is tried"
+    )
+    parser.add_argument("--skip", nargs="+", default=[], choices=CHECK_NAMES, metavar="CHECK", help="checks not to run")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "--policy",
+        metavar="SPEC",
+        help="instead of the env checks, play this policy and count masked-out choices: an agent spec "
+        "of fowlplay-eval (random, baseline, ckpt:RUN_DIR, ...) or MODULE:CALLABLE of (observation, action_mask)",
+    )
+    parser.add_argument(
+        "--decisions", type=_positive, default=2000, help="decisions the --policy plays (all seats together)"
+    )
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the checks; 0 if all pass, 1 if any fails, 2 for a usage error."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        fn, spec = resolve_target(args.target)
+        kwargs = {} if args.players is None else {"num_players": args.players}
+        try:
+            fn(**kwargs)
+        except Exception as err:
+            raise TargetError(f"{spec}({_call_args(kwargs)}) raised {type(err).__name__}: {err}") from err
+        if args.policy is not None:
+            report = check_policy(args.target, args.policy, players=args.players, decisions=args.decisions, seed=args.seed)
+        else:
+            report = check_aec_env(
+                args.target,
+                players=args.players,
+                games=args.games,
+                seed=args.seed,
+                exact_decisions=args.exact_decisions,
+                skip=args.skip,
+            )
+    except (TargetError, PolicySpecError) as err:
+        print(f"fowlplay-check: error: {_first_line(err)}", file=sys.stderr)
+        return USAGE_ERROR
+    print(report.table())
+    if args.json is not None:
+        args.json.write_text(report.to_json() + "\n")
+    return 0 if report.ok else 1
+
+
+def _call_args(kwargs: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else repr(err)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
