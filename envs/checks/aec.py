@@ -199,7 +199,13 @@ def trajectory(env, seed: int, action_seed: int, max_steps: int, between: Callab
     """Digests of a masked random game from `reset(seed)`: per decision its agent, observation,
     action and every reward that followed. `between` runs before each step (other code's noise)."""
     env.reset(seed=seed)
-    rng = np.random.default_rng(action_seed)
+    return trajectory_from_here(env, np.random.default_rng(action_seed), max_steps, between)
+
+
+def trajectory_from_here(
+    env, rng: np.random.Generator, max_steps: int, between: Callable[[], None] | None = None
+) -> list[bytes]:
+    """`trajectory` from the env's current state; a refused step ends it (its error is recorded)."""
     out = []
     for _, agent, obs in _decisions(env, max_steps):
         action = _choose(env, agent, _mask_of(obs), rng)
@@ -207,7 +213,11 @@ def trajectory(env, seed: int, action_seed: int, max_steps: int, between: Callab
             break
         if between is not None:
             between()
-        env.step(action)
+        try:
+            env.step(action)
+        except Exception as err:  # mask_exact reports refusals; here it only ends the game
+            out.append(_fingerprint((agent, obs, action, type(err).__name__)))
+            break
         out.append(_fingerprint((agent, obs, action, {a: float(r) for a, r in env.rewards.items()})))
     return out
 
@@ -328,13 +338,13 @@ def _walk(run: Run) -> None:
             record.masks.append(None if mask is None else mask.copy())
             if action is None:  # nothing legal to play: acting_has_legal has said so; abandon the game
                 break
-            record.actions.append(action)
             refused, _ = _try_action(env, agent, action)
-            if refused:
+            if refused:  # not recorded: revisiting replays accepted actions only
                 run.tally("walk_refused").fail(
                     f"legal action {action} was refused: {refused}", **where, action=action
                 )
                 break
+            record.actions.append(action)
             _check_rewards(run, env, totals, where)
         else:
             record.ended = not env.agents or all(
@@ -827,18 +837,6 @@ def _hidden_checks(run: Run) -> dict[str, CheckResult]:
         )
     run.shared.update(out)
     return run.shared
-
-
-def trajectory_from_here(env, rng: np.random.Generator, max_steps: int) -> list[bytes]:
-    """Digests of masked random play from the env's current state to the end."""
-    out = []
-    for _, agent, obs in _decisions(env, max_steps):
-        action = _choose(env, agent, _mask_of(obs), rng)
-        if action is None:
-            break
-        env.step(action)
-        out.append(_fingerprint((agent, obs, action, {a: float(r) for a, r in env.rewards.items()})))
-    return out
 
 
 def _snapshot(env) -> bytes:
