@@ -84,6 +84,8 @@ class Settings:
     api_cycles: int = 100
     #: A walked game that has not ended after this many decisions fails `games_end`.
     max_steps: int = 10_000
+    #: Waiting agents are observed in every game whose index is a multiple of this (1: every game).
+    waiting_every: int = 1
 
 
 @dataclass
@@ -222,7 +224,9 @@ def trajectory_from_here(
     return out
 
 
-def trajectory_digest(target: str, kwargs: dict[str, Any], seed: int, action_seed: int, max_steps: int) -> str:
+def trajectory_digest(
+    target: str, kwargs: dict[str, Any], seed: int, action_seed: int, max_steps: int
+) -> str:
     """One hex digest of `trajectory` for an env built from a `module:callable` target."""
     fn, _ = resolve_target(target)
     with _quiet():
@@ -331,7 +335,7 @@ def _walk(run: Run) -> None:
             mask = _mask_of(obs)
             where = {"seed": seed, "step": step, "agent": agent}
             if run.convention:
-                _check_decision(run, env, space_of, agent, obs, mask, where)
+                _check_decision(run, env, space_of, agent, obs, mask, where, g % s.waiting_every == 0)
             action = _choose(env, agent, mask, rng)
             record.agents.append(agent)
             record.digests.append(_fingerprint(obs))
@@ -359,7 +363,7 @@ def _walk(run: Run) -> None:
         run.tally("games_end").looked += 1
 
 
-def _check_decision(run: Run, env, space_of, agent, obs, mask, where) -> None:
+def _check_decision(run: Run, env, space_of, agent, obs, mask, where, waiting_too: bool) -> None:
     """The per-decision checks: the mask's shape and dtype, the observation's space, acting and waiting masks."""
     space = space_of(agent)
     _check_mask_space(run, env, space, agent, mask, where)
@@ -369,7 +373,7 @@ def _check_decision(run: Run, env, space_of, agent, obs, mask, where) -> None:
     if mask is None or not mask.any():
         acting.fail(f"the acting agent {agent} has no legal action (its mask is all zeros)", **where)
     waiting = run.tally("waiting_masks_zero")
-    for other in env.agents:
+    for other in env.agents if waiting_too else ():
         if other == agent:
             continue
         other_obs = env.observe(other)
@@ -440,7 +444,7 @@ def _check_rewards(run: Run, env, totals: dict[str, float], where) -> None:
 # ----- revisiting sampled decisions of the walk --------------------------------------------------
 
 
-class _Diverged(Exception):
+class _DivergedError(Exception):
     """Replaying a walked game's actions from its seed did not reach the same decision."""
 
 
@@ -457,16 +461,16 @@ def _pick(run: Run, k: int, usable: Callable[[GameRecord, int], bool]) -> dict[i
 
 
 def _replay_to(run: Run, record: GameRecord, step: int):
-    """A fresh env replayed from the record's seed to its decision `step`; _Diverged if it went elsewhere."""
+    """A fresh env replayed from the record's seed to its decision `step`; _DivergedError if it went elsewhere."""
     env = run.target.make()
     env.reset(seed=record.seed)
     for i, agent, obs in _decisions(env, step + 1):
         if agent != record.agents[i] or _fingerprint(obs) != record.digests[i]:
-            raise _Diverged(record.seed, i)
+            raise _DivergedError(record.seed, i)
         if i == step:
             return env
         env.step(record.actions[i])
-    raise _Diverged(record.seed, step)
+    raise _DivergedError(record.seed, step)
 
 
 def _revisit(run: Run, picks: dict[int, list[int]], visit: Callable[..., None]) -> None:
@@ -478,13 +482,13 @@ def _revisit(run: Run, picks: dict[int, list[int]], visit: Callable[..., None]) 
         wanted = set(steps)
         for i, agent, obs in _decisions(env, max(steps) + 1):
             if agent != record.agents[i] or _fingerprint(obs) != record.digests[i]:
-                raise _Diverged(record.seed, i)
+                raise _DivergedError(record.seed, i)
             if i in wanted:
                 visit(env, record, i, agent, obs)
             env.step(record.actions[i])
 
 
-def _diverged_skip(name: str, err: _Diverged) -> CheckResult:
+def _diverged_skip(name: str, err: _DivergedError) -> CheckResult:
     seed, step = err.args
     return CheckResult(
         name,
@@ -508,9 +512,14 @@ def check_dict_convention(run: Run) -> CheckResult:
     keys = set(getattr(space, "spaces", {}) or {})
     problems = []
     if not isinstance(obs, dict) or not {"observation", "action_mask"} <= set(obs):
-        problems.append(f"observe() returned {type(obs).__name__}" + (f" with keys {sorted(obs)}" if isinstance(obs, dict) else ""))
+        problems.append(
+            f"observe() returned {type(obs).__name__}"
+            + (f" with keys {sorted(obs)}" if isinstance(obs, dict) else "")
+        )
     if not {"observation", "action_mask"} <= keys:
-        problems.append(f"observation_space is {type(space).__name__}" + (f" with keys {sorted(keys)}" if keys else ""))
+        problems.append(
+            f"observation_space is {type(space).__name__}" + (f" with keys {sorted(keys)}" if keys else "")
+        )
     if problems:
         run.convention = False
         return CheckResult(
@@ -532,8 +541,12 @@ def check_pettingzoo_api(run: Run) -> CheckResult:
     try:
         api_test(run.target.make(), num_cycles=run.settings.api_cycles)
     except Exception as err:
-        return CheckResult("pettingzoo_api", FAIL, f"pettingzoo.test.api_test: {type(err).__name__}: {_one_line(err)}")
-    return CheckResult("pettingzoo_api", PASS, f"pettingzoo.test.api_test passed ({run.settings.api_cycles} cycles)")
+        return CheckResult(
+            "pettingzoo_api", FAIL, f"pettingzoo.test.api_test: {type(err).__name__}: {_one_line(err)}"
+        )
+    return CheckResult(
+        "pettingzoo_api", PASS, f"pettingzoo.test.api_test passed ({run.settings.api_cycles} cycles)"
+    )
 
 
 def check_pettingzoo_seed(run: Run) -> CheckResult:
@@ -543,13 +556,19 @@ def check_pettingzoo_seed(run: Run) -> CheckResult:
     try:
         seed_test(run.target.make, num_cycles=run.settings.api_cycles)
     except Exception as err:
-        return CheckResult("pettingzoo_seed", FAIL, f"pettingzoo.test.seed_test: {type(err).__name__}: {_one_line(err)}")
-    return CheckResult("pettingzoo_seed", PASS, f"pettingzoo.test.seed_test passed ({run.settings.api_cycles} cycles)")
+        return CheckResult(
+            "pettingzoo_seed", FAIL, f"pettingzoo.test.seed_test: {type(err).__name__}: {_one_line(err)}"
+        )
+    return CheckResult(
+        "pettingzoo_seed", PASS, f"pettingzoo.test.seed_test passed ({run.settings.api_cycles} cycles)"
+    )
 
 
 def check_mask_shape_dtype(run: Run) -> CheckResult:
     """Every mask seen (acting and waiting agents) has the declared shape and dtype and only 0/1."""
-    return run.tally("mask_shape_dtype").result("every mask has the declared shape and dtype and holds only 0/1")
+    return run.tally("mask_shape_dtype").result(
+        "every mask has the declared shape and dtype and holds only 0/1"
+    )
 
 
 def check_observation_in_space(run: Run) -> CheckResult:
@@ -606,7 +625,7 @@ def check_mask_exact(run: Run) -> CheckResult:
     picks = _pick(run, s.exact_decisions, lambda rec, i: rec.masks[i] is not None and rec.masks[i].any())
     try:
         _revisit(run, picks, visit)
-    except _Diverged as err:
+    except _DivergedError as err:
         return _diverged_skip("mask_exact", err)
     how = "on clones" if run.has_clone else "on replays from the same seed"
     return tally.result(
@@ -647,14 +666,18 @@ def check_reset_seed_fixes_game(run: Run) -> CheckResult:
     trajectory(env, seed + 1, 0, s.max_steps)
     variants = {
         "the same instance reset with the same seed again": lambda: trajectory(env, seed, 0, s.max_steps),
-        "a fresh instance while other code reseeds and draws from random and np.random": lambda: _with_global_noise(
-            lambda noise: trajectory(run.target.make(), seed, 0, s.max_steps, between=noise)
+        "a fresh instance while other code reseeds and draws from random and np.random": lambda: (
+            _with_global_noise(
+                lambda noise: trajectory(run.target.make(), seed, 0, s.max_steps, between=noise)
+            )
         ),
     }
     for what, play in variants.items():
         other = play()
         if other != first:
-            step = next((i for i, (a, b) in enumerate(zip(first, other)) if a != b), min(len(first), len(other)))
+            step = next(
+                (i for i, (a, b) in enumerate(zip(first, other)) if a != b), min(len(first), len(other))
+            )
             agent = run.games[0].agents[step] if run.games and step < len(run.games[0].agents) else None
             return CheckResult(
                 "reset_seed_fixes_game",
@@ -674,11 +697,15 @@ def check_reset_seed_across_processes(run: Run) -> CheckResult:
     name = "reset_seed_across_processes"
     s, target = run.settings, run.target
     if target.spec is None:
-        return CheckResult(name, SKIPPED, "env_fn has no importable name; pass it as 'module:callable' to run this check")
+        return CheckResult(
+            name, SKIPPED, "env_fn has no importable name; pass it as 'module:callable' to run this check"
+        )
     try:
         kwargs_json = json.dumps(target.kwargs)
     except TypeError:
-        return CheckResult(name, SKIPPED, "the env kwargs are not JSON values, so a fresh process cannot rebuild the env")
+        return CheckResult(
+            name, SKIPPED, "the env kwargs are not JSON values, so a fresh process cannot rebuild the env"
+        )
     here = trajectory_digest(target.spec, target.kwargs, s.seed, 0, s.max_steps)
     script = (
         "import sys; from fowlplay.envs.checks.aec import trajectory_digest as d; import json; "
@@ -694,10 +721,15 @@ def check_reset_seed_across_processes(run: Run) -> CheckResult:
     )
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return CheckResult(name, FAIL, f"the fresh process failed to play {target.spec}: {tail}", {"seed": s.seed})
+        return CheckResult(
+            name, FAIL, f"the fresh process failed to play {target.spec}: {tail}", {"seed": s.seed}
+        )
     if out.stdout.strip() != here:
         return CheckResult(
-            name, FAIL, f"seed {s.seed} played a different game in a fresh process than in this one", {"seed": s.seed}
+            name,
+            FAIL,
+            f"seed {s.seed} played a different game in a fresh process than in this one",
+            {"seed": s.seed},
         )
     return CheckResult(name, PASS, f"seed {s.seed} played the same game in a fresh process ({target.spec})")
 
@@ -745,7 +777,7 @@ def check_clone_independent(run: Run) -> CheckResult:
 
     try:
         _revisit(run, _pick(run, 3, lambda rec, i: True), visit)
-    except _Diverged as err:
+    except _DivergedError as err:
         return _diverged_skip(name, err)
     return tally.result(f"clones were independent and faithful at {tally.looked} decisions")
 
@@ -789,11 +821,18 @@ def _hidden_checks(run: Run) -> dict[str, CheckResult]:
             leak.looked += 1
             counts["samples"] += 1
             if _fingerprint(_obs_part(seen)) != _fingerprint(_obs_part(after)):
-                leak.fail(f"{viewer}'s observation changed when only what {viewer} cannot see was re-dealt", **where)
+                leak.fail(
+                    f"{viewer}'s observation changed when only what {viewer} cannot see was re-dealt", **where
+                )
             elif _mask_of(seen) is not None and not np.array_equal(_mask_of(seen), _mask_of(after)):
-                leak.fail(f"{viewer}'s action mask changed when only what {viewer} cannot see was re-dealt", **where)
+                leak.fail(
+                    f"{viewer}'s action mask changed when only what {viewer} cannot see was re-dealt", **where
+                )
             elif callable(getattr(env, "view", None)) and env.view(viewer) != copy.view(viewer):
-                leak.fail(f"{viewer}'s view(agent) text changed when only what {viewer} cannot see was re-dealt", **where)
+                leak.fail(
+                    f"{viewer}'s view(agent) text changed when only what {viewer} cannot see was re-dealt",
+                    **where,
+                )
             elif copy.agent_selection != env.agent_selection:
                 leak.fail(f"re-dealing {viewer}'s unknowns changed whose turn it is", **where)
             state = _state_dict(env)
@@ -803,18 +842,24 @@ def _hidden_checks(run: Run) -> dict[str, CheckResult]:
             else:
                 counts["compared"] = "other agents' observations"
                 changed = any(
-                    _fingerprint(env.observe(o)) != _fingerprint(copy.observe(o)) for o in env.agents if o != viewer
+                    _fingerprint(env.observe(o)) != _fingerprint(copy.observe(o))
+                    for o in env.agents
+                    if o != viewer
                 )
             counts["changed"] += changed
 
     picks = _pick(run, s.hidden_samples, lambda rec, i: True)
     try:
         _revisit(run, picks, visit)
-    except _Diverged as err:
+    except _DivergedError as err:
         run.shared.update({n: _diverged_skip(n, err) for n in ("no_leak", "redeal_changes_hidden")})
         return run.shared
     data = dict(counts)
-    out = {"no_leak": leak.result(f"{counts['samples']} re-deals left the viewer's observation, mask and view as they were", data)}
+    out = {
+        "no_leak": leak.result(
+            f"{counts['samples']} re-deals left the viewer's observation, mask and view as they were", data
+        )
+    }
     name = "redeal_changes_hidden"
     if counts["samples"] == 0:
         out[name] = CheckResult(name, SKIPPED, "no decision to re-deal at", {}, data)
@@ -896,6 +941,7 @@ def check_aec_env(
     hidden_samples: int = Settings.hidden_samples,
     api_cycles: int = Settings.api_cycles,
     max_steps: int = Settings.max_steps,
+    waiting_every: int = Settings.waiting_every,
     env_kwargs: dict[str, Any] | None = None,
     skip: tuple[str, ...] | list[str] = (),
 ) -> CheckReport:
@@ -906,23 +952,47 @@ def check_aec_env(
     elif callable(env_fn):
         fn, spec = env_fn, _importable_name(env_fn)
     else:
-        raise TargetError(f"env_fn must be a callable or a 'module:callable' string, not {type(env_fn).__name__}")
+        raise TargetError(
+            f"env_fn must be a callable or a 'module:callable' string, not {type(env_fn).__name__}"
+        )
     unknown = sorted(set(skip) - set(CHECK_NAMES))
     if unknown:
         raise ValueError(f"skip names unknown checks {unknown}; checks: {list(CHECK_NAMES)}")
-    for label, value in (("games", games), ("exact_decisions", exact_decisions), ("max_actions", max_actions)):
+    positive = {
+        "games": games,
+        "exact_decisions": exact_decisions,
+        "max_actions": max_actions,
+        "waiting_every": waiting_every,
+    }
+    for label, value in positive.items():
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{label} must be a positive integer, not {value!r}")
     kwargs = dict(env_kwargs or {})
     if players is not None:
         kwargs["num_players"] = players
-    settings = Settings(players, games, seed, exact_decisions, max_actions, hidden_samples, api_cycles, max_steps)
+    settings = Settings(
+        players,
+        games,
+        seed,
+        exact_decisions,
+        max_actions,
+        hidden_samples,
+        api_cycles,
+        max_steps,
+        waiting_every,
+    )
     run = Run(Target(fn, kwargs, spec), settings)
     name = spec or getattr(fn, "__qualname__", repr(fn))
     report = CheckReport(
         name,
-        {"players": players, "games": games, "seed": seed, "exact_decisions": exact_decisions,
-         "hidden_samples": hidden_samples, "env_kwargs": kwargs or None},
+        {
+            "players": players,
+            "games": games,
+            "seed": seed,
+            "exact_decisions": exact_decisions,
+            "hidden_samples": hidden_samples,
+            "env_kwargs": kwargs or None,
+        },
     )
     with _quiet():
         report.results.append(check_dict_convention(run))
@@ -933,7 +1003,11 @@ def check_aec_env(
                 report.results.append(CheckResult(check_name, SKIPPED, "skipped on request"))
             elif not run.convention and check_name in (*MASK_CHECKS, "observation_in_space"):
                 report.results.append(
-                    CheckResult(check_name, SKIPPED, "the env does not follow the {'observation', 'action_mask'} convention")
+                    CheckResult(
+                        check_name,
+                        SKIPPED,
+                        "the env does not follow the {'observation', 'action_mask'} convention",
+                    )
                 )
             else:
                 report.results.append(_guarded(check_name, check, run))
@@ -945,7 +1019,9 @@ def _guarded(name: str, check: Callable[[Run], CheckResult], run: Run) -> CheckR
     try:
         return check(run)
     except Exception as err:
-        return CheckResult(name, FAIL, f"the env raised {type(err).__name__} during this check: {_one_line(err)}")
+        return CheckResult(
+            name, FAIL, f"the env raised {type(err).__name__} during this check: {_one_line(err)}"
+        )
 
 
 def _with_global_noise(play: Callable[[Callable[[], None]], Any]) -> Any:

@@ -39,9 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=_positive, default=Settings.games, help="masked random games walked")
     parser.add_argument("--seed", type=int, default=0, help="base seed: game g is reset with seed+g")
     parser.add_argument(
-        "--exact-decisions", type=_positive, default=Settings.exact_decisions, help="decisions where every action is tried"
+        "--exact-decisions",
+        type=_positive,
+        default=Settings.exact_decisions,
+        help="decisions where every action is tried",
     )
-    parser.add_argument("--skip", nargs="+", default=[], choices=CHECK_NAMES, metavar="CHECK", help="checks not to run")
+    parser.add_argument(
+        "--skip", nargs="+", default=[], choices=CHECK_NAMES, metavar="CHECK", help="checks not to run"
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
     parser.add_argument(
         "--policy",
@@ -77,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:
             raise TargetError(f"{spec}({_call_args(kwargs)}) raised {type(err).__name__}: {err}") from err
         if args.policy is not None:
-            report = check_policy(args.target, args.policy, players=args.players, decisions=args.decisions, seed=args.seed)
+            report = check_policy(
+                args.target, args.policy, players=args.players, decisions=args.decisions, seed=args.seed
+            )
         else:
             report = check_aec_env(
                 args.target,

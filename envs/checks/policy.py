@@ -85,7 +85,9 @@ class PolicyReport:
         if self.first_violation:
             shown = ", ".join(f"{k}={v!r}" for k, v in self.first_violation.items())
             lines.append(f"  first violation: {shown}")
-        lines.append("OK: the policy respected every mask" if self.ok else "FAILED: the policy used masked-out actions")
+        lines.append(
+            "OK: the policy respected every mask" if self.ok else "FAILED: the policy used masked-out actions"
+        )
         return "\n".join(lines)
 
     __str__ = table
@@ -149,7 +151,9 @@ def _seats(spec: str, env, seed: int) -> list[_Seat]:
         try:
             obj, _ = resolve_target(spec)
         except TargetError as err:
-            raise PolicySpecError(str(err).replace("it must build an AEC env", "it must be a policy")) from err
+            raise PolicySpecError(
+                str(err).replace("it must build an AEC env", "it must be a policy")
+            ) from err
         if isinstance(obj, type):  # a policy class: one instance per seat
             made = [obj() for _ in agents]
             return [

@@ -80,9 +80,7 @@ class CheckReport:
                 lines.append(f"  {'':<7} {'':<{width}}  evidence: {_evidence_line(r.evidence)}")
         counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
         verdict = "OK" if self.ok else "FAILED"
-        lines.append(
-            f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIPPED]} skipped"
-        )
+        lines.append(f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIPPED]} skipped")
         return "\n".join(lines)
 
     __str__ = table

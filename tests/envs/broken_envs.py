@@ -111,7 +111,9 @@ class ToyBase(AECEnv):
             return
         if not isinstance(action, (int, np.integer)) or not 0 <= action < 4 or not self._accepts(int(action)):
             if self.illegal_action == "raise":
-                raise ValueError(f"action {action!r} is illegal for {agent}; legal: {np.flatnonzero(self._legal())}")
+                raise ValueError(
+                    f"action {action!r} is illegal for {agent}; legal: {np.flatnonzero(self._legal())}"
+                )
             self._forfeit(agent, action)
             return
         self._cumulative_rewards[agent] = 0.0
