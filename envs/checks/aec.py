@@ -979,7 +979,9 @@ def check_aec_env(
         run.target.make()
     except Exception as err:
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-        raise TargetError(f"building the env failed: {spec or fn}({args}) raised {type(err).__name__}: {err}") from err
+        raise TargetError(
+            f"building the env failed: {spec or fn}({args}) raised {type(err).__name__}: {err}"
+        ) from err
     name = spec or getattr(fn, "__qualname__", repr(fn))
     report = CheckReport(
         name,
