@@ -216,6 +216,10 @@ def trajectory_digest(
 
 def _quick_key(obs: Any) -> int:
     """A fast in-process hash of an observation (dict of arrays, or anything `_fingerprint` takes)."""
+    if isinstance(obs, dict) and len(obs) == 2:  # the convention: two arrays
+        values = obs.get("observation"), obs.get("action_mask")
+        if isinstance(values[0], np.ndarray) and isinstance(values[1], np.ndarray):
+            return hash((values[0].tobytes(), values[1].tobytes(), values[1].dtype.str))
     if isinstance(obs, dict) and all(isinstance(v, np.ndarray) for v in obs.values()):
         return hash(tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in obs.items()))
     return hash(_fingerprint(obs))
@@ -224,7 +228,9 @@ def _quick_key(obs: Any) -> int:
 def _illegal_flag(env) -> str | None:
     """The first info key (of any agent) whose name holds 'illegal' and whose value is truthy."""
     for agent, info in getattr(env, "infos", {}).items():
-        for key, value in (info or {}).items():
+        if not info:
+            continue
+        for key, value in info.items():
             if "illegal" in str(key).lower() and value:
                 return f"infos[{agent!r}][{key!r}]"
     return None
@@ -240,9 +246,8 @@ def _try_action(env, agent: str, action: int) -> tuple[str | None, bool]:
     flag = _illegal_flag(env)
     if flag:
         return f"step set {flag}", False
-    done = all(env.terminations.get(a) or env.truncations.get(a) for a in env.agents)
     lost = float(env.rewards.get(agent, 0.0)) < 0
-    return None, bool(done and lost)
+    return None, lost and all(env.terminations.get(a) or env.truncations.get(a) for a in env.agents)
 
 
 # ----- the walk ---------------------------------------------------------------------------------
@@ -284,7 +289,6 @@ class GameRecord:
     keys: list[int] = field(default_factory=list)
     #: Whether each decision's mask offered a legal action.
     has_legal: list[bool] = field(default_factory=list)
-    ended: bool = False
 
 
 @dataclass
@@ -300,6 +304,8 @@ class Run:
     has_clone: bool = False
     #: Results computed together by one pass and handed out by several checks.
     shared: dict[str, CheckResult] = field(default_factory=dict)
+    #: Each agent's number of actions (Discrete spaces), looked up once.
+    action_counts: dict[str, int | None] = field(default_factory=dict)
 
     def tally(self, name: str) -> Tally:
         """The tally of check `name` (created on first use)."""
@@ -343,9 +349,6 @@ def _walk(run: Run) -> None:
             record.actions.append(action)
             _check_rewards(run, env, totals, where)
         else:
-            record.ended = not env.agents or all(
-                env.terminations.get(a) or env.truncations.get(a) for a in env.agents
-            )
             if steps >= s.max_steps and env.agents:
                 run.tally("games_end").fail(
                     f"the game had not ended after {s.max_steps} decisions", seed=seed, step=steps
@@ -387,7 +390,9 @@ def _check_mask_space(run: Run, env, space, agent, mask, where) -> None:
     tally = run.tally("mask_shape_dtype")
     tally.looked += 1
     declared = space["action_mask"]
-    n = getattr(env.action_space(agent), "n", None)
+    n = run.action_counts.get(agent, False)
+    if n is False:
+        n = run.action_counts[agent] = getattr(env.action_space(agent), "n", None)
     if mask is None:
         tally.fail(f"{agent}'s observation has no action_mask", **where)
     elif mask.shape != declared.shape or mask.dtype != declared.dtype:
@@ -398,8 +403,15 @@ def _check_mask_space(run: Run, env, space, agent, mask, where) -> None:
         )
     elif n is not None and mask.shape != (int(n),):
         tally.fail(f"{agent}'s mask has shape {mask.shape}; its action space has {n} actions", **where)
-    elif not ((mask == 0) | (mask == 1)).all():
+    elif not _zeros_and_ones(mask):
         tally.fail(f"{agent}'s mask holds values other than 0 and 1: {np.unique(mask).tolist()}", **where)
+
+
+def _zeros_and_ones(mask: np.ndarray) -> bool:
+    """True when every entry is 0 or 1."""
+    if mask.dtype.kind in "iub":
+        return mask.size == 0 or (mask.min() >= 0 and mask.max() <= 1)
+    return bool(((mask == 0) | (mask == 1)).all())
 
 
 def _check_observation_space(run: Run, space, obs, where) -> None:
@@ -408,12 +420,29 @@ def _check_observation_space(run: Run, space, obs, where) -> None:
     tally.looked += 1
     inner = space["observation"]
     value = obs.get("observation") if isinstance(obs, dict) else None
+    if _inside_box(value, inner):
+        return
     if value is None or not inner.contains(value):
         detail = ""
         if isinstance(value, np.ndarray) and hasattr(inner, "low") and value.shape == inner.shape:
             outside = np.flatnonzero((value < inner.low) | (value > inner.high))
             detail = f" (indices outside the bounds: {outside[:8].tolist()})" if outside.size else ""
         tally.fail(f"obs['observation'] is outside the declared observation space{detail}", **where)
+
+
+def _inside_box(value: Any, box) -> bool:
+    """A fast sufficient test for `box.contains(value)` (same shape and dtype, within the bounds)."""
+    low, high = getattr(box, "low", None), getattr(box, "high", None)
+    return (
+        isinstance(value, np.ndarray)
+        and low is not None
+        and value.shape == box.shape
+        and value.dtype == box.dtype
+        and bool((value >= low).all() and (value <= high).all())
+    )
+
+
+_PLAIN_NUMBERS = (float, int, np.float64, np.float32, np.int64)
 
 
 def _check_rewards(run: Run, env, totals: dict[str, float], where) -> None:
@@ -425,9 +454,13 @@ def _check_rewards(run: Run, env, totals: dict[str, float], where) -> None:
         tally.fail(f"no reward for {missing} after a step", **where)
         return
     for agent, reward in env.rewards.items():
-        if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, numbers.Real):
+        # exact types first: isinstance against the numbers ABC is slow on the hot path
+        number = type(reward) in _PLAIN_NUMBERS or (
+            isinstance(reward, numbers.Real) and not isinstance(reward, (bool, np.bool_))
+        )
+        if not number:
             tally.fail(f"{agent}'s reward {reward!r} is a {type(reward).__name__}, not a number", **where)
-        elif not math.isfinite(float(reward)):
+        elif not math.isfinite(reward):
             tally.fail(f"{agent}'s reward is {reward!r}", **where)
         else:
             totals[agent] = totals.get(agent, 0.0) + float(reward)
@@ -440,11 +473,22 @@ class _DivergedError(Exception):
     """Replaying a walked game's actions from its seed did not reach the same decision."""
 
 
+#: Revisited decisions per replayed game: a few games, spread over the walk, each replayed once.
+_PICKS_PER_GAME = 8
+
+
 def _pick(run: Run, k: int, usable: Callable[[GameRecord, int], bool]) -> dict[int, list[int]]:
-    """About `k` (game, step) pairs of the walk, evenly spread over all usable decisions."""
-    pool = [(g, i) for g, rec in enumerate(run.games) for i in range(len(rec.actions)) if usable(rec, i)]
-    if not pool or k <= 0:
+    """About `k` (game, step) pairs of the walk: about k/8 games spread over the walk, and in them
+    decisions spread evenly from the first to the last (replaying a game costs a game)."""
+    usable_steps = {
+        g: [i for i in range(len(rec.actions)) if usable(rec, i)] for g, rec in enumerate(run.games)
+    }
+    games = [g for g, steps in usable_steps.items() if steps]
+    if not games or k <= 0:
         return {}
+    want = min(len(games), -(-k // _PICKS_PER_GAME))
+    spread = sorted({games[j] for j in np.linspace(0, len(games) - 1, want).round().astype(int)})
+    pool = [(g, i) for g in spread for i in usable_steps[g]]
     chosen: dict[int, list[int]] = {}
     for j in sorted(set(np.linspace(0, len(pool) - 1, min(k, len(pool))).round().astype(int).tolist())):
         g, i = pool[j]
