@@ -10,6 +10,7 @@ Exit status: 0 when every check passes (skipped checks allowed), 1 when one fail
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the checks; 0 if all pass, 1 if any fails, 2 for a usage error."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        # MODULE:CALLABLE names a module of the current directory as `python -m` would find it
+        sys.path.insert(0, os.getcwd())
     try:
         fn, spec = resolve_target(args.target)
         kwargs = {} if args.players is None else {"num_players": args.players}

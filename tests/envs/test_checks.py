@@ -26,6 +26,7 @@ from fowlplay.envs.checks import (
     TargetError,
     check_aec_env,
     check_policy,
+    resolve_target,
 )
 
 from tests.envs import broken_envs
@@ -223,7 +224,7 @@ def test_a_checkpoint_policy_respects_its_mask(tmp_path):
 # ----- the command line -----------------------------------------------------------------------------
 
 
-def _cli(*args: str, tmp_path: Path | None = None) -> subprocess.CompletedProcess:
+def _cli(*args: str) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(ROOT / ".dev"), str(ROOT), *(p for p in sys.path if p)])
     return subprocess.run(
         [sys.executable, "-m", "fowlplay.envs.checks", *args],
@@ -257,7 +258,7 @@ def test_cli_policy_mode_and_its_usage_errors():
 
 def test_every_registered_game_is_a_cli_target():
     for name in envs.ENV_NAMES:
-        fn, spec = __import__("fowlplay.envs.checks", fromlist=["resolve_target"]).resolve_target(name)
+        fn, spec = resolve_target(name)
         assert spec == f"fowlplay.envs.{name}:env" and fn is envs.env_module(name).env
 
 
