@@ -186,8 +186,9 @@ def trajectory(env, seed: int, action_seed: int, max_steps: int, between: Callab
 
 def trajectory_from_here(
     env, rng: np.random.Generator, max_steps: int, between: Callable[[], None] | None = None
-) -> list[bytes]:
-    """`trajectory` from the env's current state; a refused step ends it (its error is recorded)."""
+) -> list[tuple[str, int, bytes]]:
+    """`trajectory` from the env's current state, as (agent, action, digest) per decision; a refused
+    step ends it (its error is part of the digest)."""
     out = []
     for _, agent, obs in _decisions(env, max_steps):
         action = _choose(env, agent, _mask_of(obs), rng)
@@ -198,9 +199,9 @@ def trajectory_from_here(
         try:
             env.step(action)
         except Exception as err:  # mask_exact reports refusals; here it only ends the game
-            out.append(_fingerprint((agent, obs, action, type(err).__name__)))
+            out.append((agent, action, _fingerprint((obs, type(err).__name__))))
             break
-        out.append(_fingerprint((agent, obs, action, {a: float(r) for a, r in env.rewards.items()})))
+        out.append((agent, action, _fingerprint((obs, {a: float(r) for a, r in env.rewards.items()}))))
     return out
 
 
@@ -211,7 +212,7 @@ def trajectory_digest(
     fn, _ = resolve_target(target)
     with _quiet():
         steps = trajectory(fn(**kwargs), seed, action_seed, max_steps)
-    return hashlib.sha256(b"".join(steps)).hexdigest()
+    return hashlib.sha256(repr(steps).encode()).hexdigest()
 
 
 def _quick_key(obs: Any) -> int:
@@ -714,12 +715,14 @@ def check_reset_seed_fixes_game(run: Run) -> CheckResult:
             step = next(
                 (i for i, (a, b) in enumerate(zip(first, other)) if a != b), min(len(first), len(other))
             )
-            agent = run.games[0].agents[step] if run.games and step < len(run.games[0].agents) else None
+            evidence: dict[str, Any] = {"seed": seed, "step": step}
+            if step < len(first):  # the decision as the first run met it
+                evidence.update(agent=first[step][0], action=first[step][1])
             return CheckResult(
                 "reset_seed_fixes_game",
                 FAIL,
                 f"{what} played a different game from step {step} on (observation, mask, action or rewards differ)",
-                {"seed": seed, "step": step, "agent": agent},
+                evidence,
             )
     return CheckResult(
         "reset_seed_fixes_game",
@@ -1039,9 +1042,19 @@ def check_aec_env(
         },
     )
     with _quiet():
-        report.results.append(check_dict_convention(run))
+        convention = _guarded("dict_convention", check_dict_convention, run)
+        run.convention = run.convention and convention.status == PASS
+        report.results.append(convention)
         run.has_clone = callable(getattr(run.target.make(), "clone", None))
-        _walk(run)
+        try:
+            _walk(run)
+        except Exception as err:  # reset or observe raised: the walk is cut short, games_end says so
+            games = len(run.games)
+            run.tally("games_end").fail(
+                f"the walk stopped: the env raised {type(err).__name__}: {_one_line(err)}",
+                seed=run.games[-1].seed if games else seed,
+                step=len(run.games[-1].agents) if games else 0,
+            )
         for check_name, check in list(CHECKS.items())[1:]:
             if check_name in skip:
                 report.results.append(CheckResult(check_name, SKIPPED, "skipped on request"))
