@@ -689,7 +689,12 @@ def check_rewards(run: Run) -> CheckResult:
         "min_return": min(values, default=None),
         "max_return": max(values, default=None),
     }
-    note = "zero-sum in every game" if zero_sum else "not zero-sum (returns of a game do not sum to 0)"
+    if not returns:
+        note = "no walked game was played to its end, so zero-sum is unknown"
+    elif zero_sum:
+        note = "zero-sum in every game"
+    else:
+        note = "not zero-sum (the returns of some game do not sum to 0)"
     return run.tally("rewards").result(f"every reward was a finite number for every agent; {note}", data)
 
 
