@@ -99,7 +99,9 @@ class SelfPlayEnv(gym.Env):
         self._decisions = 0
         self._warned_illegal = False
         self.game = game
-        self.aec = envs.make(game, render_mode=render_mode, illegal_action=illegal_action, **(env_options or {}))
+        self.aec = envs.make(
+            game, render_mode=render_mode, illegal_action=illegal_action, **(env_options or {})
+        )
         self.shaping = float(shaping)
         self.gamma = float(gamma)
         check_shaping(self.shaping, self.aec)
@@ -226,11 +228,7 @@ class SelfPlayEnv(gym.Env):
 
     # ----- inside ------------------------------------------------------------------------------
     def _over(self) -> bool:
-        return (
-            self._cut
-            or self.aec.terminations[self._learner]
-            or self.aec.truncations[self._learner]
-        )
+        return self._cut or self.aec.terminations[self._learner] or self.aec.truncations[self._learner]
 
     def _phi(self) -> float:
         return self.aec.unwrapped.game.potential(self._seat) if self.shaping else 0.0
