@@ -110,6 +110,7 @@ def test_the_action_log_catches_an_illegal_action(actions):
 
     env = envs.make("chicken_v0", illegal_action="lose")
     env.reset(seed=0)
-    illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
-    env.step(illegal)
-    assert actions.legal == [False] and actions.resets == 1
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))  # the highest bid
+    masked_out = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
+    env.step(masked_out)
+    assert actions.legal == [True, False] and actions.resets == 1
