@@ -279,3 +279,17 @@ def test_the_toy_game_is_fair_to_its_own_tests():
     assert all(env.terminations.values())
     assert sum(env.rewards.values()) == pytest.approx(0.0)
     assert np.isclose(max(env.rewards.values()), 1.0) or set(env.rewards.values()) == {0.0}
+
+
+def test_the_toolkit_imports_only_the_core_dependencies():
+    code = (
+        "import sys, fowlplay.envs.checks, fowlplay.envs.checks.cli; "
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') "
+        "or m.startswith(('fowlplay.training', 'fowlplay.evaluation'))]; "
+        "print(heavy); sys.exit(bool(heavy))"
+    )
+    path = os.pathsep.join([str(ROOT / ".dev"), *(p for p in sys.path if p)])
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
