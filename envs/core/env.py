@@ -125,7 +125,11 @@ class CardGameEnv(AECEnv):
         if game.over:  # only reachable by changing the game behind the env's back
             raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
         # The common case, a legal int, is checked inline (this is the hottest line of every loop).
-        if type(action) is not int or not 0 <= action < self.num_actions or not self._legal_mask(game)[action]:
+        if (
+            type(action) is not int
+            or not 0 <= action < self.num_actions
+            or not self._legal_mask(game)[action]
+        ):
             try:
                 action = self._check_action(game, agent, action)
             except IllegalActionError as err:
