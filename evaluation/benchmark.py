@@ -305,24 +305,39 @@ TRAINING_LOADS = (0, 2)
 def training_table(rows: list[dict], chosen: dict[str, list[int]], decisions: int) -> list[dict]:
     """Train each chosen game with its config (idle, then loaded); print and return the figures."""
     try:
-        from fowlplay.training.bench import training_decisions_per_second
+        from fowlplay.training.bench import LOADED_SHARE_BAR, loaded_shares, training_decisions_per_second
     except ImportError as error:  # the [train] extra is missing
         raise SystemExit(f"fowlplay-bench --training needs the [train] extra: {error}") from error
     env_rate = {r["game"]: r["aec_decisions_per_s"] for r in rows if r.get("default_players")}
     out = []
-    print("\n| game | busy processes | training decisions/s | env AEC decisions/s | settings |")
-    print("|---|---|---|---|---|")
+    print(
+        "\n| game | busy processes | training decisions/s | env AEC decisions/s | of idle "
+        "| load average before | settings |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for name in chosen:
         for load in TRAINING_LOADS:
+            before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
             row = training_decisions_per_second(name, decisions=decisions, load=load)
+            row["load_average_before"] = before
             out.append(row)
+            share = loaded_shares(out).get((name, "", load))
             settings = f"{row['vec_env']} x{row['n_envs']}, {row['torch_threads']} torch thread(s)"
             cut = " (cut short by the time cap)" if row["cut"] else ""
             print(
                 f"| {name} | {load} | {row['decisions_per_s']:,.0f}{cut} | "
-                f"{_fmt(env_rate.get(name))} | {settings} |",
+                f"{_fmt(env_rate.get(name))} | {'-' if share is None else f'{share:.0%}'} | "
+                f"{'-' if before is None else f'{before:.2f}'} | {settings} |",
                 flush=True,
             )
+    shares = loaded_shares(out)
+    if shares:
+        below = sorted({game for (game, _, _), share in shares.items() if share < LOADED_SHARE_BAR})
+        result = "all games meet it" if not below else f"below it: {below}"
+        print(
+            f"\nbar: training beside {max(TRAINING_LOADS)} busy processes keeps >= {LOADED_SHARE_BAR:.0%} "
+            f"of its idle rate (measured in this run); {result}"
+        )
     return out
 
 
@@ -391,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     if not any(chosen.values()):
         parser.error(f"no game chosen supports --players {args.players}")
 
+    if args.training:
+        from fowlplay.training.threads import passive_threads
+
+        passive_threads()  # before the training runs import torch
     where = machine()
     print(
         f"machine: {where['cpu']}, {where['cores']} cores, Python {where['python']}, numpy {where['numpy']}, "
@@ -416,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     if bars:
         print("\n" + bars)
     training = training_table(rows, chosen, args.training_decisions) if args.training else None
+    if hasattr(os, "getloadavg"):
+        print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     if args.json_path:
         payload = {
             "machine": where,

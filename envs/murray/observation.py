@@ -118,7 +118,12 @@ class MurrayObserver(Observer):
         hand = game.hands[player]
         parts.my_hand[:] = hand
         seats = self._seat_lists[player]
-        hand_sizes, tadpoles, swarms, shown = parts.hand_sizes, parts.tadpoles, self._swarm_rows, self._shown_rows
+        hand_sizes, tadpoles, swarms, shown = (
+            parts.hand_sizes,
+            parts.tadpoles,
+            self._swarm_rows,
+            self._shown_rows,
+        )
         for rel, seat in enumerate(seats):
             hand_sizes[rel] = game.hand_sizes[seat]
             tadpoles[rel] = game.tadpoles[seat]
