@@ -55,8 +55,16 @@ def default_config(game: str) -> Path:
 
 @contextlib.contextmanager
 def competing_load(processes: int) -> Iterator[list[subprocess.Popen]]:
-    """Run `processes` busy Python loops for the duration of the block (always stopped after)."""
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    """Run `processes` busy Python loops for the duration of the block (always stopped after).
+
+    Each runs in a session of its own, like a program the user started elsewhere: with the
+    kernel's autogroup scheduling, loops in the bench's own session would instead split the bench's
+    share of the machine with the training, however many other programs are running.
+    """
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(processes)
+    ]
     try:
         yield busy
     finally:
