@@ -7,23 +7,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
 from fowlplay.envs.core import Observer, Piece
 from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
-
-#: Distinct count lists whose observation rows an observer remembers (a pure cache).
-COUNT_ROWS_KEPT = 50_000
 
 
 class CrowsObserver(Observer):
     """Builds a Murder, She Crows observation from named pieces."""
-
-    def __init__(self, options: CrowsOptions) -> None:
-        super().__init__(options)
-        self._per_copy = 1.0 / options.copies_per_value
-        #: Each count list seen (by value, index 0 unused) as its row of counts / copies: the
-        #: discard pile and the deck's counts take the same few shapes again and again.
-        self._count_rows: dict[tuple[int, ...], np.ndarray] = {}
 
     def layout(self, options: CrowsOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -114,8 +103,15 @@ class CrowsObserver(Observer):
             parts.to_place[game.pending - 1] = 1.0
         for card in game.available:
             parts.available[card - 1] += 1.0 / copies
-        parts.discard_pile[:] = self._count_row(game.discard)
-        parts.deck_counts[:] = self._count_row(game.deck_counts)
+        # Element by element: a list comprehension and its conversion cost more than 2 * max_value writes.
+        per_copy = 1.0 / copies
+        discard, deck_counts = parts.discard_pile, parts.deck_counts
+        for value, k in enumerate(game.discard):
+            if k:
+                discard[value - 1] = k * per_copy
+        for value, k in enumerate(game.deck_counts):
+            if k:
+                deck_counts[value - 1] = k * per_copy
         parts.deck_size[0] = len(game.deck) / opts.deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)
@@ -125,16 +121,6 @@ class CrowsObserver(Observer):
             parts.pile_discards_left[0] = left / opts.pile_discards_per_turn
         parts.turn_progress[0] = game.turns / opts.max_turns
         parts.decision_progress[0] = game.decisions / opts.max_decisions
-
-    def _count_row(self, counts: list[int]) -> np.ndarray:
-        """`counts[1:]` (counts by value, index 0 unused) / copies_per_value, from the cache."""
-        key = tuple(counts)
-        row = self._count_rows.get(key)
-        if row is None:
-            if len(self._count_rows) >= COUNT_ROWS_KEPT:
-                self._count_rows.clear()
-            row = self._count_rows[key] = np.array([k * self._per_copy for k in counts[1:]], dtype=np.float32)
-        return row
 
     def view(self, game: CrowsGame, player: int) -> str:
         """The table as `player` sees it, in plain text: everything but the deck's order."""
