@@ -64,6 +64,9 @@ MURDER_PLACES = (
 class FowlObserver(Observer):
     """Builds a Murder Most Fowl observation from named pieces."""
 
+    #: `fill` copies the whole grids piece from its cache (most of the vector: no need to zero it).
+    dense_pieces = ("grids",)
+
     def __init__(self, options: FowlOptions) -> None:
         self.table = cell_features(options)
         super().__init__(options)
@@ -197,7 +200,6 @@ class FowlObserver(Observer):
             if game.pending_cell != EMPTY:
                 parts.pending_cell[game.pending_cell] = 1.0
         parts.grids[:] = self._grids_part(game, player)
-        parts.pile_contents[:] = game.pile_counts[self._seats[player]].ravel()
         tops, order, known, recorded = (
             parts.pile_tops,
             parts.pile_order,
@@ -214,9 +216,11 @@ class FowlObserver(Observer):
         size, rows, score_scale = self._pile_size, self._pile_rows, self._score_scale
         alive = game.alive
         scores = []
+        contents, counts = parts.pile_contents, game.pile_counts
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
+                contents[i * k : (i + 1) * k] = counts[seat]
                 tops[i * k + pile[-1]] = 1.0
                 key = tuple(pile)
                 row = rows.get(key)
