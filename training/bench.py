@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,11 +28,21 @@ from pathlib import Path
 from typing import Any
 
 from fowlplay import envs
+from fowlplay.training.threads import passive_threads
 
 #: The configs shipped with the repository.
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 #: Default budget: ten rollouts of the default configs (2048 decisions each).
 DEFAULT_DECISIONS = 20_480
+
+
+def uptime() -> str:
+    """How busy the machine is (load averages over 1, 5 and 15 minutes): every figure depends on it."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except (AttributeError, OSError):
+        return "load average: unknown"
+    return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
 def default_config(game: str) -> Path:
@@ -44,8 +55,16 @@ def default_config(game: str) -> Path:
 
 @contextlib.contextmanager
 def competing_load(processes: int) -> Iterator[list[subprocess.Popen]]:
-    """Run `processes` busy Python loops for the duration of the block (always stopped after)."""
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    """Run `processes` busy Python loops for the duration of the block (always stopped after).
+
+    Each runs in a session of its own, like a program the user started elsewhere: with the
+    kernel's autogroup scheduling, loops in the bench's own session would instead split the bench's
+    share of the machine with the training, however many other programs are running.
+    """
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(processes)
+    ]
     try:
         yield busy
     finally:
@@ -119,20 +138,38 @@ def training_decisions_per_second(
     }
 
 
+#: The contention bar of the throughput issue: beside as many busy processes as a 2-core machine
+#: has cores, training keeps at least this share of its idle rate.
+LOADED_SHARE_BAR = 0.6
+
+
+def loaded_shares(rows: list[dict[str, Any]]) -> dict[tuple[str, str, int], float]:
+    """Loaded rate / idle rate, by (game, label, load), for every loaded row whose idle twin ran."""
+    idle = {(r["game"], r.get("label", "")): r["decisions_per_s"] for r in rows if r["load"] == 0}
+    return {
+        (r["game"], r.get("label", ""), r["load"]): r["decisions_per_s"]
+        / idle[(r["game"], r.get("label", ""))]
+        for r in rows
+        if r["load"] > 0 and (r["game"], r.get("label", "")) in idle
+    }
+
+
 def format_rows(rows: list[dict[str, Any]]) -> str:
     """The figures as a Markdown table."""
     lines = [
-        "| game | label | load | decisions | decisions/s | settings |",
-        "|---|---|---|---|---|---|",
+        "| game | label | load | decisions | decisions/s | of idle | settings |",
+        "|---|---|---|---|---|---|---|",
     ]
+    shares = loaded_shares(rows)
     for r in rows:
+        share = shares.get((r["game"], r.get("label", ""), r["load"]))
         settings = (
             f"{r['vec_env']} x{r['n_envs']}, {r['torch_threads']} thread(s), net {r['net_arch']}, "
             f"{r['n_epochs']} epochs"
         )
         lines.append(
             f"| {r['game']} | {r.get('label', '')} | {r['load']} | {r['decisions']}{' (cut)' if r['cut'] else ''} "
-            f"| {r['decisions_per_s']:,.0f} | {settings} |"
+            f"| {r['decisions_per_s']:,.0f} | {'-' if share is None else f'{share:.0%}'} | {settings} |"
         )
     return "\n".join(lines)
 
@@ -154,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a named set of config overrides measured beside the config (repeatable)",
     )
     args = parser.parse_args(argv)
+    passive_threads()  # before the first run imports torch
     import yaml
 
     variants: list[tuple[str, dict[str, Any]]] = [("config", {})]
@@ -164,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             key, _, value = pair.partition("=")
             settings[key] = yaml.safe_load(value)
         variants.append((label, settings))
+    print(uptime(), flush=True)
     rows = []
     for _ in range(args.rounds):
         for game in args.games:
@@ -176,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(row)
                     print(format_rows([row]).splitlines()[-1], flush=True)
     print(format_rows(rows))
+    print(uptime())
     return 0
 
 

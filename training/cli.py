@@ -126,6 +126,9 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit status."""
+    from fowlplay.training.threads import passive_threads
+
+    passive_threads()  # before anything imports torch
     args = parse_args(argv)
     try:
         import sb3_contrib  # noqa: F401

@@ -16,6 +16,10 @@ def number_points(options: ChickenOptions) -> int:
     return options.copies_per_value * options.max_value * (options.max_value + 1) // 2
 
 
+#: Distinct hands whose observation rows an observer remembers (a pure cache).
+HAND_ROWS_KEPT = 50_000
+
+
 def count_of(k: int, one: str, many: str | None = None) -> str:
     """'1 foot', '2 feet', '0 numbers'."""
     return f"{k} {one if k == 1 else many or one + 's'}"
@@ -23,6 +27,27 @@ def count_of(k: int, one: str, many: str | None = None) -> str:
 
 class ChickenObserver(Observer):
     """Builds a Chicken observation from named pieces."""
+
+    def __init__(self, options: ChickenOptions) -> None:
+        super().__init__(options)
+        #: The `my_numbers` and `unseen_numbers` rows of each hand of number cards seen so far (a
+        #: round's hand changes a few times, while it is observed at every decision).
+        self._hand_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _number_rows(self, mine: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(count of each value I hold, count I have not seen), both / copies_per_value."""
+        key = tuple(mine)
+        rows = self._hand_rows.get(key)
+        if rows is None:
+            copies = self.options.copies_per_value
+            held = np.bincount(mine, minlength=self.options.max_value + 1)[1:]
+            if len(self._hand_rows) >= HAND_ROWS_KEPT:
+                self._hand_rows.clear()
+            rows = self._hand_rows[key] = (
+                (held / copies).astype(np.float32),
+                ((copies - held) / copies).astype(np.float32),
+            )
+        return rows
 
     def layout(self, options: ChickenOptions) -> list[Piece]:
         """The named pieces, in order; every range is a true bound derived from the options."""
@@ -82,20 +107,20 @@ class ChickenObserver(Observer):
         """Write what `player` may know."""
         opts = game.options
         n = game.num_players
-        copies = opts.copies_per_value
         mine = game.numbers[player]
-        held = np.bincount(mine, minlength=opts.max_value + 1)[1:]
-        parts.my_numbers[:] = held / copies
+        mine_row, unseen_row = self._number_rows(mine)
+        parts.my_numbers[:] = mine_row
         parts.my_round_points[0] = sum(mine) / opts.target
-        parts.unseen_numbers[:] = (copies - held) / copies
+        parts.unseen_numbers[:] = unseen_row
         visible_feet = 0
+        held, feet, scores, bidding = parts.number_cards_held, parts.feet, parts.scores, parts.still_bidding
         for i in range(n):
             seat = (player + i) % n
-            parts.number_cards_held[i] = len(game.numbers[seat]) / opts.deck_size
-            parts.feet[i] = min(game.feet[seat] / 2.0, 1.0)
-            parts.scores[i] = game.scores[seat] / opts.target
+            held[i] = len(game.numbers[seat]) / opts.deck_size
+            feet[i] = min(game.feet[seat] / 2.0, 1.0)
+            scores[i] = game.scores[seat] / opts.target
             visible_feet += game.feet[seat]
-            parts.still_bidding[i] = float(game.active[seat])
+            bidding[i] = float(game.active[seat])
         # Seat s sits at relative index (s - player) mod n.
         if not game.over:
             parts.acting_seat[(game.to_act - player) % n] = 1.0

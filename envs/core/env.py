@@ -117,30 +117,38 @@ class CardGameEnv(AECEnv):
 
     def step(self, action: Any) -> None:
         """Apply the acting agent's action; raises `IllegalActionError` and changes nothing if illegal."""
-        game = self._require_game("step")
-        agent = self._require_agent("step")
+        game = self.game if self.game is not None else self._require_game("step")
+        agent = self.agent_selection if self.agents else self._require_agent("step")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if game.over:  # only reachable by changing the game behind the env's back
             raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
-        try:
-            action = self._check_action(game, agent, action)
-        except IllegalActionError as err:
-            if self.illegal_action == "raise":
-                raise
-            self._forfeit(agent, action, str(err))
-            return
+        # The common case, a legal int, is checked inline (this is the hottest line of every loop).
+        if (
+            type(action) is not int
+            or not 0 <= action < self.num_actions
+            or not self._legal_mask(game)[action]
+        ):
+            try:
+                action = self._check_action(game, agent, action)
+            except IllegalActionError as err:
+                if self.illegal_action == "raise":
+                    raise
+                self._forfeit(agent, action, str(err))
+                return
         self._cumulative_rewards[agent] = 0.0
-        for a in self.rewards:
-            self.rewards[a] = 0.0
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
         game.apply(action)
         self._mask = None
         if game.over:
             self._finish(game)
+            self._accumulate_rewards()
         else:
+            # Every reward of a move that does not end the game is 0: nothing to accumulate.
             self.agent_selection = self.possible_agents[game.current_player]
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -171,9 +179,11 @@ class CardGameEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """What `agent` may know, plus its action mask (all zeros unless it is its decision)."""
-        game = self._require_game("observe")
-        player = self._player(agent)
-        if not game.over and not self._forfeited and player == game.current_player:
+        game = self.game if self.game is not None else self._require_game("observe")
+        player = self._index.get(agent) if type(agent) is str else None
+        if player is None:
+            player = self._player(agent)
+        if player == game.current_player and not game.over and not self._forfeited:
             mask = self._legal_mask(game).copy()
         else:
             mask = self._no_actions.copy()
@@ -181,8 +191,9 @@ class CardGameEnv(AECEnv):
 
     def last(self, observe: bool = True):
         """(observation, reward, terminated, truncated, info) of the agent whose turn it is."""
-        self._require_game("last")
-        agent = self._require_agent("last")
+        if self.game is None:
+            self._require_game("last")
+        agent = self.agent_selection if self.agents else self._require_agent("last")
         observation = self.observe(agent) if observe else None
         return (
             observation,

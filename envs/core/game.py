@@ -93,7 +93,8 @@ class Game(abc.ABC):
     @property
     def over(self) -> bool:
         """True once the game ended or was truncated."""
-        return self.terminal or self.truncated
+        # The fields behind `terminal` and `truncated`: the env reads this several times a step.
+        return self._terminal or self._truncated
 
     def potential(self, player: int) -> float | None:
         """How well `player` stands, in [-1, 1], from public facts only; None if the game defines none.

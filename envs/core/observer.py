@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,6 +24,10 @@ class Piece:
 class Observer(abc.ABC):
     """Decides what one player sees. Hidden state is read here and nowhere else."""
 
+    #: Pieces that `fill` always writes whole (from a cache, say), so `encode` need not zero them
+    #: first. A piece named here and written only in part would show stale values: leave it out.
+    dense_pieces: ClassVar[tuple[str, ...]] = ()
+
     def __init__(self, options) -> None:
         self.options = options
         self.pieces: list[Piece] = list(self.layout(options))
@@ -37,6 +42,16 @@ class Observer(abc.ABC):
         self.low = np.concatenate([np.full(p.size, p.low, np.float32) for p in self.pieces])
         self.high = np.concatenate([np.full(p.size, p.high, np.float32) for p in self.pieces])
         self._buffer = np.zeros(self.size, dtype=np.float32)
+        #: What `encode` zeroes before each `fill`: everything but the dense pieces.
+        self._to_zero: list[slice] = []
+        start = 0
+        for piece in self.pieces:
+            if piece.name in self.dense_pieces:
+                if start < self.offsets[piece.name].start:
+                    self._to_zero.append(slice(start, self.offsets[piece.name].start))
+                start = self.offsets[piece.name].stop
+        if start < self.size:
+            self._to_zero.append(slice(start, self.size))
         self._parts = SimpleNamespace(**{name: self._buffer[s] for name, s in self.offsets.items()})
 
     @abc.abstractmethod
@@ -58,7 +73,9 @@ class Observer(abc.ABC):
     def encode(self, game, player: int) -> np.ndarray:
         """The flat float32 observation of `player` (a new array the caller may keep)."""
         # One zeroed scratch buffer and its named views are reused; only the result is copied.
-        self._buffer.fill(0.0)
+        buffer = self._buffer
+        for span in self._to_zero:
+            buffer[span] = 0.0
         self.fill(game, player, self._parts)
         return self._buffer.copy()
 

@@ -64,6 +64,9 @@ MURDER_PLACES = (
 class FowlObserver(Observer):
     """Builds a Murder Most Fowl observation from named pieces."""
 
+    #: `fill` copies the whole grids piece from its cache (most of the vector: no need to zero it).
+    dense_pieces = ("grids",)
+
     def __init__(self, options: FowlOptions) -> None:
         self.table = cell_features(options)
         super().__init__(options)
@@ -85,7 +88,11 @@ class FowlObserver(Observer):
         # grids gathers one item per cell instead of one float per feature: about twice as fast.
         row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
         self._cell_items = np.ascontiguousarray(self.table).view(row).ravel()
-        self._grid_items = self._parts.grids.view(row)
+        #: Each observer seat's `grids` piece for the grids (by their bytes) it was last built from:
+        #: grids change about once a turn, observations every decision.
+        self._grid_keys: list[bytes | None] = [None] * n
+        self._grid_parts = np.zeros((n, self._parts.grids.size), dtype=np.float32)
+        self._grid_part_items = [part.view(row) for part in self._grid_parts]
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -179,6 +186,8 @@ class FowlObserver(Observer):
 
     def fill(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
+        # Hot path: one decision, one call. Small pieces are written element by element (a list
+        # assigned to a slice costs more for so few values) and the grids piece comes from a cache.
         n, k, types = self._n, self._k, self._types
         seats = self._seat_lists[player]
         parts.decision[game.stage] = 1.0
@@ -190,18 +199,28 @@ class FowlObserver(Observer):
             parts.pending_card[game.pending_card] = 1.0
             if game.pending_cell != EMPTY:
                 parts.pending_cell[game.pending_cell] = 1.0
-        self._grid_items[:] = self._cell_items[game.grids[self._seats[player]].ravel()]
-        parts.pile_contents[:] = game.pile_counts[self._seats[player]].ravel()
+        parts.grids[:] = self._grids_part(game, player)
         tops, order, known, recorded = (
             parts.pile_tops,
             parts.pile_order,
             parts.known_hands,
             parts.recorded_types,
         )
-        size, rows = self._pile_size, self._pile_rows
+        hand_sizes, playing, murdered, caught, score_part = (
+            parts.hand_sizes,
+            parts.playing,
+            parts.murdered,
+            parts.caught,
+            parts.scores,
+        )
+        size, rows, score_scale = self._pile_size, self._pile_rows, self._score_scale
+        alive = game.alive
+        scores = []
+        contents, counts = parts.pile_contents, game.pile_counts
         for i, seat in enumerate(seats):
             pile = game.piles[seat]
             if pile:
+                contents[i * k : (i + 1) * k] = counts[seat]
                 tops[i * k + pile[-1]] = 1.0
                 key = tuple(pile)
                 row = rows.get(key)
@@ -216,15 +235,17 @@ class FowlObserver(Observer):
                 for t in game.recorded[seat]:
                     recorded[i * types + t] = 1.0
                 parts.arrested[i] = game.arrested(seat)
-        alive = game.alive
-        parts.hand_sizes[:] = [len(game.hands[s]) * 0.25 for s in seats]
-        parts.playing[:] = [alive[s] for s in seats]
-        parts.murdered[:] = [game.murdered[s] for s in seats]
-        parts.caught[:] = [game.caught[s] for s in seats]
-        scores = [game.score(s) for s in seats]
-        parts.scores[:] = [score * self._score_scale for score in scores]
+            hand_sizes[i] = len(game.hands[seat]) * 0.25
+            playing[i] = alive[seat]
+            murdered[i] = game.murdered[seat]
+            caught[i] = game.caught[seat]
+            score = game.score(seat)
+            scores.append(score)
+            score_part[i] = score * score_scale
         in_grids = game.wiles_in_grids
-        parts.wiles_in_grids[:] = [in_grids[w] > 0 for w in ESCALATION_WILES]
+        wiles = parts.wiles_in_grids
+        for i, w in enumerate(ESCALATION_WILES):
+            wiles[i] = in_grids[w] > 0
         escalated = game.escalated
         parts.escalation[0] = escalated
         parts.deck_size[0] = len(game.deck) * self._deck_scale
@@ -250,6 +271,16 @@ class FowlObserver(Observer):
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
+
+    def _grids_part(self, game: FowlGame, player: int) -> np.ndarray:
+        """The `grids` piece of `player`'s observation, rebuilt only when some grid changed."""
+        key = game.grids.tobytes()
+        if self._grid_keys[player] != key:
+            # One opaque item per cell (a row of the table): a gather of items, not of floats.
+            items = self._cell_items[game.grids[self._seats[player]].ravel()]
+            self._grid_part_items[player][:] = items
+            self._grid_keys[player] = key
+        return self._grid_parts[player]
 
     def _pile_row(self, pile: list[int]) -> np.ndarray:
         """One pile's `pile_order` entries: 1 / depth in each card's slot."""

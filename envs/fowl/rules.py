@@ -228,6 +228,8 @@ def best_route(
     from `birds` (empty, or holding a wile) break routes. Among equal scores the first route found
     (starting cells in sorted order) is returned.
     """
+    if len(birds) < min_length:  # too few birds for any route (the common case early in a game)
+        return 0, ()
     barred = set(barred)
     higher: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for (r, c), (_, value) in birds.items():

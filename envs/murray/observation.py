@@ -75,6 +75,11 @@ class MurrayObserver(Observer):
         self._scale = np.ones(self.size, dtype=np.float32)
         for name, factor in scale.items():
             self._scale[self.offsets[name]] = factor
+        #: Absolute seats in each observer's relative order.
+        self._seat_lists = [[(p + rel) % n for rel in range(n)] for p in range(n)]
+        self._swarm_rows = self._parts.swarms.reshape(n * options.max_swarms, NUM_INSECTS)
+        self._seen_rows = self._parts.seen_hands.reshape(n - 1, HAND_KINDS)
+        self._shown_rows = self._parts.table_seen.reshape(n, HAND_KINDS)
 
     def layout(self, options: MurrayOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -105,19 +110,27 @@ class MurrayObserver(Observer):
 
     def fill(self, game: MurrayGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
+        # Hot path: per-seat values are written one by one and rows only where they are non-zero
+        # (cheaper than building lists for numpy to convert); the buffer is scaled once at the end.
         n, s = game.num_players, game.options.max_swarms
         parts.decision[game.decision_kind] = 1.0
         parts.actor[(game.player - player) % n] = 1.0
         hand = game.hands[player]
         parts.my_hand[:] = hand
-        seats = [(player + rel) % n for rel in range(n)]
-        parts.hand_sizes[:] = [game.hand_sizes[q] for q in seats]
-        parts.tadpoles[:] = [game.tadpoles[q] for q in seats]
-        if any(game.swarms):
-            swarms = parts.swarms.reshape(n * s, NUM_INSECTS)
-            for rel, seat in enumerate(seats):
-                for slot, swarm in enumerate(game.swarms[seat]):
-                    swarms[rel * s + slot] = swarm
+        seats = self._seat_lists[player]
+        hand_sizes, tadpoles, swarms, shown = (
+            parts.hand_sizes,
+            parts.tadpoles,
+            self._swarm_rows,
+            self._shown_rows,
+        )
+        for rel, seat in enumerate(seats):
+            hand_sizes[rel] = game.hand_sizes[seat]
+            tadpoles[rel] = game.tadpoles[seat]
+            for slot, swarm in enumerate(game.swarms[seat]):
+                swarms[rel * s + slot] = swarm
+            if game.shown_any and any(game.shown[seat]):
+                shown[rel] = game.shown[seat]
         for slot, card in enumerate(game.pond):
             parts.pond[slot * NUM_INSECTS + card] = 1.0
         parts.discard_pile[:] = game.discard
@@ -137,14 +150,12 @@ class MurrayObserver(Observer):
             parts.last_received[game.last_received[player]] = 1.0
         looking = game.target if game.decision_kind == Decision.HORNET_TAKE and game.player == player else -1
         seen = game.seen[player]
-        seen_hands = parts.seen_hands.reshape(n - 1, HAND_KINDS)
+        seen_hands = self._seen_rows
         for rel in range(1, n):
             seat = seats[rel]
             view = game.hands[seat] if seat == looking else seen[seat]
             if view is not None:
                 seen_hands[rel - 1] = view
-        if game.shown_any:
-            parts.table_seen[:] = [c for seat in seats for c in game.shown[seat]]
         if game.target >= 0:
             parts.target_player[(game.target - player) % n] = 1.0
         owner, slot = game.chosen

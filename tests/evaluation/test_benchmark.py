@@ -103,3 +103,19 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
     training = json.loads(out.read_text())["training"]
     assert [row["load"] for row in training] == [0, 2]
     assert all(row["decisions"] >= 256 and row["decisions_per_s"] > 0 for row in training)
+
+
+def test_figures_can_be_timed_on_cpu_time_for_a_busy_machine(tmp_path, capsys):
+    from fowlplay.evaluation import benchmark
+
+    out = tmp_path / "bench.json"
+    argv = ["--seconds", "0.05", "--no-reference", "--games", "chicken_v0", "--clock", "cpu"]
+    try:
+        assert benchmark.main([*argv, "--json", str(out)]) == 0
+    finally:
+        benchmark.use_clock("wall")
+    assert "clock: cpu (process CPU time)" in capsys.readouterr().out
+    payload = json.loads(out.read_text())
+    assert payload["clock"] == "cpu" and payload["rows"][0]["aec_decisions_per_s"] > 0
+    with pytest.raises(ValueError, match="unknown clock 'sundial'"):
+        benchmark.use_clock("sundial")

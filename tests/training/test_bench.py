@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from fowlplay.training.bench import competing_load, default_config, format_rows, training_decisions_per_second
+from fowlplay.training.bench import (
+    competing_load,
+    default_config,
+    format_rows,
+    loaded_shares,
+    training_decisions_per_second,
+)
+from fowlplay.training.threads import passive_threads
 
 #: A run of 128 decisions that takes a second or two.
+#: The settings columns a row of `training_decisions_per_second` carries.
+SETTINGS = {"vec_env": "batched", "n_envs": 2, "torch_threads": 1, "net_arch": [16], "n_epochs": 1}
+
 TINY = {"n_envs": 2, "ppo.n_steps": 64, "ppo.batch_size": 64, "ppo.n_epochs": 1, "ppo.net_arch": [16]}
 
 
@@ -32,3 +44,22 @@ def test_bad_requests_are_refused():
         training_decisions_per_second("chicken_v0", decisions=0)
     with pytest.raises(ValueError, match="trains murder_most_fowl_v0, not chicken_v0"):
         training_decisions_per_second("chicken_v0", config_path=default_config("murder_most_fowl_v0"))
+
+
+def test_loaded_rates_are_reported_as_a_share_of_the_same_games_idle_rate():
+    rows = [
+        {"game": "chicken_v0", "load": 0, "decisions_per_s": 1000.0},
+        {"game": "chicken_v0", "load": 2, "decisions_per_s": 700.0},
+        {"game": "murray_frog_v0", "load": 2, "decisions_per_s": 500.0},  # no idle twin: no share
+    ]
+    assert loaded_shares(rows) == {("chicken_v0", "", 2): pytest.approx(0.7)}
+    assert "| 70% |" in format_rows([{**r, "decisions": 64, "cut": False, **SETTINGS} for r in rows[:2]])
+
+
+def test_openmp_is_asked_to_sleep_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    passive_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    passive_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
