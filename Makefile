@@ -35,7 +35,7 @@ format: $(STAMP)
 
 # Rewrite the golden playthroughs (tests/envs/playthroughs) after an intended rules or encoding change.
 playthroughs: $(STAMP)
-	$(BIN)/python -m envs.core.playthrough --out tests/envs/playthroughs
+	$(BIN)/python -m fowlplay.envs.core.playthrough --out tests/envs/playthroughs
 
 bench: $(STAMP)
 	$(BIN)/fowlplay-bench

@@ -1,9 +1,9 @@
 """fowlplay environments: four published card games as PettingZoo AEC environments.
 
-    import envs
+    from fowlplay import envs
     env = envs.make("chicken_v0", num_players=3, render_mode="ansi")
 
-or, PettingZoo-style, `from envs import chicken_v0; env = chicken_v0.env()`.
+or, PettingZoo-style, `from fowlplay.envs import chicken_v0; env = chicken_v0.env()`.
 """
 
 from __future__ import annotations
@@ -11,16 +11,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
+from fowlplay.envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
 
-__version__ = "0.1.0"
+if __name__ != "fowlplay.envs":  # imported as a bare top-level name from a checkout's root
+    raise ImportError(
+        "this folder is the package fowlplay.envs; import it by that name (from fowlplay import envs), "
+        "not as `envs`: a bare `envs` would load a second, separate copy of every module"
+    )
+
+__version__ = "0.2.0"
 
 #: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `BaselineAgent`.
 _MODULES: dict[str, str] = {
-    "chicken_v0": "envs.chicken_v0",
-    "murder_most_fowl_v0": "envs.murder_most_fowl_v0",
-    "murder_she_crows_v0": "envs.murder_she_crows_v0",
-    "murray_frog_v0": "envs.murray_frog_v0",
+    "chicken_v0": "fowlplay.envs.chicken_v0",
+    "murder_most_fowl_v0": "fowlplay.envs.murder_most_fowl_v0",
+    "murder_she_crows_v0": "fowlplay.envs.murder_she_crows_v0",
+    "murray_frog_v0": "fowlplay.envs.murray_frog_v0",
 }
 
 ENV_NAMES: tuple[str, ...] = tuple(_MODULES)

@@ -1,5 +1,5 @@
 """PettingZoo-style entry point: `from envs import murder_she_crows_v0; env = murder_she_crows_v0.env()`."""
 
-from envs.crows import PLAYER_COUNTS, BaselineAgent, env, raw_env
+from fowlplay.envs.crows import PLAYER_COUNTS, BaselineAgent, env, raw_env
 
 __all__ = ["PLAYER_COUNTS", "BaselineAgent", "env", "raw_env"]

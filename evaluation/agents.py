@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import envs
-from envs.core.agents import Agent, RandomAgent
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent, RandomAgent
 
 BUILTIN_KINDS = ("random", "baseline")
 CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
@@ -107,7 +107,7 @@ def parse_spec(text: str) -> AgentSpec:
     if kind in BUILTIN_KINDS:
         return AgentSpec(label or kind, kind, text=text)
     if kind.startswith("ismcts:"):
-        from evaluation.ismcts import parse_settings
+        from fowlplay.evaluation.ismcts import parse_settings
 
         try:
             parse_settings(kind)
@@ -152,7 +152,7 @@ def parse_specs(texts: list[str]) -> list[AgentSpec]:
 def _checkpoint_module():
     """`training.checkpoint`, with an error naming the extra to install when it cannot be imported."""
     try:
-        from training import checkpoint
+        from fowlplay.training import checkpoint
     except ImportError as err:
         raise AgentSpecError(
             f"checkpoint agents need the training package and its libraries ({err}); "
@@ -228,12 +228,12 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
     if spec.kind == "baseline":
         return envs.env_module(env.metadata["name"]).BaselineAgent(env.unwrapped.options, seed=seed)
     if spec.kind == "ismcts":
-        from evaluation.ismcts import make_ismcts_agent
+        from fowlplay.evaluation.ismcts import make_ismcts_agent
 
         # The search plans on `env` itself (clone and re-deal), so it must be the env it plays in.
         return make_ismcts_agent(spec.text.rpartition("=")[2], env, seed)
     try:
-        from training.policy import PolicyAgent
+        from fowlplay.training.policy import PolicyAgent
     except ImportError as err:
         raise AgentSpecError(
             f"checkpoint agents need training.policy ({err}); install them with: pip install 'fowlplay[eval]'"

@@ -23,9 +23,8 @@ import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
-
-import envs
-from envs.core.testing import random_legal
+from fowlplay import envs
+from fowlplay.envs.core.testing import random_legal
 
 #: The bars of the throughput issue, at each game's default player count through the AEC API:
 #: at least this many times PettingZoo's Leduc, and at least as fast as RLCard's raw Leduc.
@@ -306,7 +305,7 @@ TRAINING_LOADS = (0, 2)
 def training_table(rows: list[dict], chosen: dict[str, list[int]], decisions: int) -> list[dict]:
     """Train each chosen game with its config (idle, then loaded); print and return the figures."""
     try:
-        from training.bench import training_decisions_per_second
+        from fowlplay.training.bench import training_decisions_per_second
     except ImportError as error:  # the [train] extra is missing
         raise SystemExit(f"fowlplay-bench --training needs the [train] extra: {error}") from error
     env_rate = {r["game"]: r["aec_decisions_per_s"] for r in rows if r.get("default_players")}

@@ -17,12 +17,12 @@ import signal
 import sys
 from pathlib import Path
 
-import envs
-from evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
-from evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
-from evaluation.report import OutputError
-from evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
-from training.cli import one_line_warnings, yaml_value
+from fowlplay import envs
+from fowlplay.evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
+from fowlplay.evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
+from fowlplay.evaluation.report import OutputError
+from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
+from fowlplay.training.cli import one_line_warnings, yaml_value
 
 PROG = "fowlplay-eval"
 #: Exit status after Ctrl-C, as shells report SIGINT.

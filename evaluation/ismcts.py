@@ -50,9 +50,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-import envs
-from envs.core.agents import Agent
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"

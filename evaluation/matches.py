@@ -32,11 +32,10 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-
-import envs
-from envs.core.rewards import win_rewards
-from evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
-from evaluation.report import OutputError, write_json
+from fowlplay import envs
+from fowlplay.envs.core.rewards import win_rewards
+from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
+from fowlplay.evaluation.report import OutputError, write_json
 
 SEATINGS = ("pairs", "combinations")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
@@ -301,7 +300,7 @@ def _game_modules(config: EvalConfig) -> list[str]:
     """Modules worth preloading: the game's and, for checkpoints, the training code."""
     modules = [envs.env_module(config.game).__name__]
     if any(a.kind == "checkpoint" for a in config.agents):
-        modules += ["training.policy"]
+        modules += ["fowlplay.training.policy"]
     return modules
 
 
@@ -323,7 +322,7 @@ def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> I
     ctx = multiprocessing.get_context(start_method())
     if ctx.get_start_method() == "forkserver":
         # Import the game code once in the server; every worker forks from it already loaded.
-        ctx.set_forkserver_preload(["evaluation.matches", *_game_modules(config)])
+        ctx.set_forkserver_preload(["fowlplay.evaluation.matches", *_game_modules(config)])
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
     with ctx.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
         yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=chunk)

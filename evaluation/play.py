@@ -15,9 +15,8 @@ import sys
 from typing import TextIO
 
 import numpy as np
-
-import envs
-from envs.core.agents import Agent
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent
 
 PROG = "fowlplay-play"
 #: Exit status after Ctrl-C, as shells report SIGINT.
@@ -76,7 +75,7 @@ def build_agent(spec: str, env, seed: int, trust_checkpoint: bool = False) -> Ag
     """An agent from a spec: human, or any spec `fowlplay-eval` accepts (random, baseline, checkpoints)."""
     if spec == "human":
         return HumanAgent(env)
-    from evaluation.agents import make_agent
+    from fowlplay.evaluation.agents import make_agent
 
     try:
         return make_agent(spec, env, seed=seed, trust_checkpoint=trust_checkpoint)
@@ -138,7 +137,7 @@ def _seed(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
-    from training.cli import one_line_warnings
+    from fowlplay.training.cli import one_line_warnings
 
     try:
         with one_line_warnings(PROG):

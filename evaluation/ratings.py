@@ -19,8 +19,7 @@ import math
 from collections import defaultdict
 
 import numpy as np
-
-from evaluation.stats import agent_returns, outcome
+from fowlplay.evaluation.stats import agent_returns, outcome
 
 ELO = 400.0 / math.log(10.0)
 #: Newton iterations are capped; a well-posed fit converges in under 30.

@@ -9,12 +9,11 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-
-import envs
-from evaluation import report
-from evaluation.matches import BOOTSTRAP_KEY, EvalConfig, deal_seed, run_games
-from evaluation.ratings import rating_table
-from evaluation.stats import agent_summary, game_summary, latency, pairwise
+from fowlplay import envs
+from fowlplay.evaluation import report
+from fowlplay.evaluation.matches import BOOTSTRAP_KEY, EvalConfig, deal_seed, run_games
+from fowlplay.evaluation.ratings import rating_table
+from fowlplay.evaluation.stats import agent_summary, game_summary, latency, pairwise
 
 #: Bootstrap resamples for the rating intervals.
 DEFAULT_BOOTSTRAP = 1000

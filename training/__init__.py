@@ -13,7 +13,7 @@
 - checkpoint.py: `save_checkpoint`, `load_policy` (weights only, nothing unpickled),
   `load_checkpoint` (the SB3 zip, unpickled: your own runs only), `read_metadata`,
   `check_compatible`, `convert`, `CheckpointError`, and the run directory layout.
-- `PolicyAgent` (policy.py): a checkpoint as an `envs.core.agents.Agent`.
+- `PolicyAgent` (policy.py): a checkpoint as an `fowlplay.envs.core.agents.Agent`.
 
 Heavy modules (torch, stable-baselines3) load only when a name that needs them is used.
 """
@@ -23,22 +23,28 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+if __name__ != "fowlplay.training":  # imported as a bare top-level name from a checkout's root
+    raise ImportError(
+        "this folder is the package fowlplay.training; import it by that name (from fowlplay import training), "
+        "not as `training`: a bare `training` would load a second, separate copy of every module"
+    )
+
 #: Public name -> module that defines it (imported on first use).
 _EXPORTS = {
-    "SelfPlayEnv": "training.selfplay",
-    "SelfPlayVecEnv": "training.vec_env",
-    "OpponentPool": "training.opponents",
-    "TrainConfig": "training.config",
-    "ConfigError": "training.config",
-    "load_config": "training.config",
-    "PolicyAgent": "training.policy",
-    "CheckpointError": "training.checkpoint",
-    "save_checkpoint": "training.checkpoint",
-    "load_checkpoint": "training.checkpoint",
-    "load_policy": "training.checkpoint",
-    "read_metadata": "training.checkpoint",
-    "check_compatible": "training.checkpoint",
-    "train": "training.train",
+    "SelfPlayEnv": "fowlplay.training.selfplay",
+    "SelfPlayVecEnv": "fowlplay.training.vec_env",
+    "OpponentPool": "fowlplay.training.opponents",
+    "TrainConfig": "fowlplay.training.config",
+    "ConfigError": "fowlplay.training.config",
+    "load_config": "fowlplay.training.config",
+    "PolicyAgent": "fowlplay.training.policy",
+    "CheckpointError": "fowlplay.training.checkpoint",
+    "save_checkpoint": "fowlplay.training.checkpoint",
+    "load_checkpoint": "fowlplay.training.checkpoint",
+    "load_policy": "fowlplay.training.checkpoint",
+    "read_metadata": "fowlplay.training.checkpoint",
+    "check_compatible": "fowlplay.training.checkpoint",
+    "train": "fowlplay.training.train",
 }
 
 

@@ -8,7 +8,7 @@ happens), so the figure shows how training fares on a machine that is doing some
 user's machine usually is. The wall-clock cap `max_minutes` is only a safety net; a run it cuts is
 reported (`cut: True`, and a warning on stderr).
 
-    python -m training.bench --games chicken_v0 murder_most_fowl_v0 --loads 0 2
+    python -m fowlplay.training.bench --games chicken_v0 murder_most_fowl_v0 --loads 0 2
 
 Compare two settings in the same command (`--set`, repeated rounds interleave them), not across
 commands: another program's load changes every figure.
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import envs
+from fowlplay import envs
 
 #: The configs shipped with the repository.
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
@@ -71,8 +71,8 @@ def training_decisions_per_second(
     `cut` (the wall-clock cap stopped it), and the
     settings that decide the rate: `vec_env`, `n_envs`, `torch_threads`, `net_arch`, `n_epochs`.
     """
-    from training.config import load_config
-    from training.train import train
+    from fowlplay.training.config import load_config
+    from fowlplay.training.train import train
 
     if game not in envs.ENV_NAMES:
         raise ValueError(f"unknown game {game!r}; registered games: {list(envs.ENV_NAMES)}")
@@ -139,7 +139,9 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure each game under each load (and each --set variant, interleaved) and print the table."""
-    parser = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m fowlplay.training.bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", nargs="+", default=list(envs.ENV_NAMES), choices=envs.ENV_NAMES)
     parser.add_argument("--decisions", type=int, default=DEFAULT_DECISIONS, help="learner decisions per run")
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 2], help="busy processes beside training")

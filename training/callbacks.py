@@ -13,10 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from fowlplay.training.checkpoint import CheckpointWarning, atomic_write
+from fowlplay.training.policy import policy_state
 from stable_baselines3.common.callbacks import BaseCallback
-
-from training.checkpoint import CheckpointWarning, atomic_write
-from training.policy import policy_state
 
 #: Outcome of an episode as the number averaged into a win rate.
 _WIN = {"win": 1.0, "draw": 0.0, "loss": 0.0}

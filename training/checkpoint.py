@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-import envs
+from fowlplay import envs
 
 #: Keys every checkpoint's metadata holds (`policy` too, since the weights file exists).
 METADATA_KEYS = (
@@ -244,7 +243,7 @@ def atomic_write(target: Path, write) -> None:
 def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
     """Write `<path>.npz` (weights), `<path>.zip` (the SB3 model) and `<path>.json` (metadata with the
     network added) atomically; return the zip path."""
-    from training.policy import policy_state
+    from fowlplay.training.policy import policy_state
 
     missing = [key for key in METADATA_KEYS if key not in metadata]
     if missing:
@@ -336,7 +335,7 @@ def load_policy(
     elif trust_checkpoint:
         model, _ = load_checkpoint(stem)
         policy = model.policy
-        from training.policy import policy_state
+        from fowlplay.training.policy import policy_state
 
         state = policy_state(policy)
         weights_path = Path(metadata["checkpoint"])
@@ -358,9 +357,8 @@ def load_policy(
 
 def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
     """A policy rebuilt from the metadata's network, holding the weights of `weights_path`."""
+    from fowlplay.training.policy import build_policy, load_policy_state
     from gymnasium import spaces
-
-    from training.policy import build_policy, load_policy_state
 
     json_path = weights_path.with_suffix(".json")
     network = metadata.get("policy")
@@ -394,7 +392,7 @@ def convert(path: str | Path) -> list[Path]:
 
     It loads the SB3 zip, so it runs any code the zip holds: convert only checkpoints you trust.
     """
-    from training.policy import policy_state
+    from fowlplay.training.policy import policy_state
 
     path = Path(path)
     if path.is_dir():

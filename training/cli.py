@@ -100,7 +100,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     """The config overrides the command line asks for."""
-    from training.config import ConfigError
+    from fowlplay.training.config import ConfigError
 
     overrides: dict[str, Any] = {}
     for item in args.set:
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} needs the training extra ({exc.name} is missing): pip install 'fowlplay[train]'")
         return 2
     if args.list_keys:
-        from training.config import help_table
+        from fowlplay.training.config import help_table
 
         print(help_table())
         return 0
@@ -156,7 +156,7 @@ def _error(message: str, status: int) -> int:
 
 def _newest_checkpoint(run_dir: Path | None) -> Path | None:
     """The newest complete checkpoint of a run directory, if it holds one."""
-    from training.checkpoint import CheckpointError, resolve
+    from fowlplay.training.checkpoint import CheckpointError, resolve
 
     if run_dir is None or not run_dir.is_dir():
         return None
@@ -169,9 +169,9 @@ def _newest_checkpoint(run_dir: Path | None) -> Path | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from training.checkpoint import CheckpointError, WriteError, convert
-    from training.config import ConfigError, load_config
-    from training.train import RunInterrupted, resume, train
+    from fowlplay.training.checkpoint import CheckpointError, WriteError, convert
+    from fowlplay.training.config import ConfigError, load_config
+    from fowlplay.training.train import RunInterrupted, resume, train
 
     run_dir = None
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import envs
+from fowlplay import envs
 
 #: Opponent kinds of the self-play pool, in the order the weights are listed.
 OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")

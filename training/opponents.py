@@ -13,10 +13,9 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-
-import envs
-from envs.core.agents import Agent, RandomAgent
-from training.config import OPPONENT_KINDS
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent, RandomAgent
+from fowlplay.training.config import OPPONENT_KINDS
 
 #: Largest seed handed to an opponent's generator.
 _SEED_LIMIT = 2**31 - 1
@@ -55,7 +54,7 @@ class OpponentPool:
 
     # ----- what the trainer sends ----------------------------------------------------------------
     def _network(self, state: dict[str, np.ndarray]):
-        from training.policy import build_policy, load_policy_state
+        from fowlplay.training.policy import build_policy, load_policy_state
 
         policy = build_policy(self._observation_space, self._action_space, **self.network)
         load_policy_state(policy, state)
@@ -68,7 +67,7 @@ class OpponentPool:
         if self._latest is None:
             self._latest = self._network(state)
         else:
-            from training.policy import load_policy_state
+            from fowlplay.training.policy import load_policy_state
 
             load_policy_state(self._latest, state)
 
@@ -110,7 +109,7 @@ class OpponentPool:
             return kind, RandomAgent(seed)
         if kind == "baseline":
             return kind, self._baseline_cls(self._options, seed)
-        from training.policy import PolicyAgent
+        from fowlplay.training.policy import PolicyAgent
 
         if kind == "latest":
             return kind, PolicyAgent(self._latest, seed=seed)

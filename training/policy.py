@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from envs.core.agents import Agent
+from fowlplay.envs.core.agents import Agent
 
 
 def _torch():
@@ -108,7 +107,7 @@ class PolicyAgent(Agent):
     ) -> PolicyAgent:
         """Load a checkpoint's weights without unpickling anything (`training.checkpoint.load_policy`);
         if `env` is given, refuse one made for a different game or options first."""
-        from training.checkpoint import check_compatible, load_policy, read_metadata
+        from fowlplay.training.checkpoint import check_compatible, load_policy, read_metadata
 
         if env is not None:
             check_compatible(read_metadata(path), env)

@@ -39,11 +39,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-
-import envs
-from envs.core.agents import Agent, RandomAgent
-from training.config import check_shaping
-from training.opponents import OpponentPool
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent, RandomAgent
+from fowlplay.training.config import check_shaping
+from fowlplay.training.opponents import OpponentPool
 
 #: Largest seed handed to the AEC env per episode.
 _SEED_LIMIT = 2**31 - 1

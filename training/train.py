@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import envs
-from training.checkpoint import (
+from fowlplay import envs
+from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
     atomic_write,
@@ -28,7 +28,7 @@ from training.checkpoint import (
     resolve,
     save_checkpoint,
 )
-from training.config import ConfigError, TrainConfig, from_dict
+from fowlplay.training.config import ConfigError, TrainConfig, from_dict
 
 #: What a run directory holds (all that `overwrite` removes).
 RUN_FILES = (
@@ -124,9 +124,8 @@ class RunResult:
 # ----- environments ---------------------------------------------------------------------------
 def _worker_env(torch_threads: int, **kwargs: Any):
     """Build one SelfPlayEnv (in a subprocess worker, or in-process for 'dummy')."""
+    from fowlplay.training.selfplay import SelfPlayEnv
     from stable_baselines3.common.monitor import Monitor
-
-    from training.selfplay import SelfPlayEnv
 
     if multiprocessing.parent_process() is not None:
         # Ctrl-C (and `timeout`'s SIGTERM) reach the whole process group; only the trainer should
@@ -160,9 +159,8 @@ def make_vec_env(config: TrainConfig):
     )
     factories = [factory] * config.n_envs
     if config.vec_env == "batched":
+        from fowlplay.training.vec_env import SelfPlayVecEnv
         from stable_baselines3.common.vec_env import VecMonitor
-
-        from training.vec_env import SelfPlayVecEnv
 
         kwargs = {key: value for key, value in factory.keywords.items() if key != "torch_threads"}
         return VecMonitor(SelfPlayVecEnv(config.n_envs, **kwargs))
@@ -217,9 +215,8 @@ def torch_device(requested: str) -> str:
 
 def make_model(config: TrainConfig, vec_env, device: str | None = None):
     """A fresh MaskablePPO learner for the config."""
+    from fowlplay.training.policy import policy_kwargs
     from sb3_contrib import MaskablePPO
-
-    from training.policy import policy_kwargs
 
     ppo = config.ppo
     return MaskablePPO(
@@ -258,8 +255,7 @@ def write_config(config: TrainConfig, run_dir: Path) -> None:
 def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """The config a run directory was started with, with `overrides` applied."""
     import yaml
-
-    from training.config import apply_overrides
+    from fowlplay.training.config import apply_overrides
 
     path = run_dir / "config.yaml"
     if not path.exists():
@@ -308,7 +304,7 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
     Any config key may change but the game, the seed and the network's shape (`NETWORK_KEYS`), which
     the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded.
     """
-    from training.config import NETWORK_KEYS
+    from fowlplay.training.config import NETWORK_KEYS
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -343,9 +339,8 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
 
 def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: bool) -> RunResult:
     import torch
-
-    from training.callbacks import SelfPlayCallback, load_snapshots
-    from training.policy import policy_state
+    from fowlplay.training.callbacks import SelfPlayCallback, load_snapshots
+    from fowlplay.training.policy import policy_state
 
     torch.set_num_threads(config.torch_threads)
     device = torch_device(config.device)

@@ -23,10 +23,9 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
-
-from envs.chicken.observation import ChickenObserver
-from envs.chicken.rules import ChickenOptions
-from envs.core.agents import Agent
+from fowlplay.envs.chicken.observation import ChickenObserver
+from fowlplay.envs.chicken.rules import ChickenOptions
+from fowlplay.envs.core.agents import Agent
 
 
 def feet_law(deck: int, feet_left: int, cards: int) -> list[float]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from envs.chicken.observation import ChickenObserver
-from envs.chicken.rules import ChickenGame, ChickenOptions
-from envs.core import CardGameEnv
+from fowlplay.envs.chicken.observation import ChickenObserver
+from fowlplay.envs.chicken.rules import ChickenGame, ChickenOptions
+from fowlplay.envs.core import CardGameEnv
 
 
 class raw_env(CardGameEnv, name="chicken_v0"):  # noqa: N801 - PettingZoo's naming convention

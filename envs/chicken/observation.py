@@ -7,9 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-
-from envs.chicken.rules import ChickenGame, ChickenOptions
-from envs.core import Observer, Piece
+from fowlplay.envs.chicken.rules import ChickenGame, ChickenOptions
+from fowlplay.envs.core import Observer, Piece
 
 
 def number_points(options: ChickenOptions) -> int:

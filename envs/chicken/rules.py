@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from envs.core import (
+from fowlplay.envs.core import (
     ActionLayout,
     Game,
     best_players,
@@ -21,8 +20,8 @@ from envs.core import (
     check_reward_mode,
     final_rewards,
 )
-from envs.core.cards import shuffled
-from envs.core.game import copy_rng
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.game import copy_rng
 
 FOOT = 0
 PLAYER_COUNTS = range(2, 5)

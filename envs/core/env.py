@@ -12,14 +12,13 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
+from fowlplay.envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
+from fowlplay.envs.core.game import Game
+from fowlplay.envs.core.observer import Observer
+from fowlplay.envs.core.options import build_options
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-
-from envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
-from envs.core.game import Game
-from envs.core.observer import Observer
-from envs.core.options import build_options
 
 #: How many legal actions an illegal-action message lists by name before summarising.
 _LISTED_LEGAL = 12

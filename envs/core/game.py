@@ -7,8 +7,7 @@ import copy
 from typing import Any
 
 import numpy as np
-
-from envs.core.actions import ActionLayout
+from fowlplay.envs.core.actions import ActionLayout
 
 
 class Game(abc.ABC):

@@ -6,7 +6,7 @@ taken (after the first `FULL_DECISIONS`, one line per decision: agent, decision,
 the rewards. A test regenerates every file and diffs, so an unintended change to the
 rules or the encodings fails the suite; `make playthroughs` rewrites them after an intended one.
 
-    python -m envs.core.playthrough --out tests/envs/playthroughs
+    python -m fowlplay.envs.core.playthrough --out tests/envs/playthroughs
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-
-import envs
-from envs.core.testing import random_legal
+from fowlplay import envs
+from fowlplay.envs.core.testing import random_legal
 
 #: The seed of every playthrough's deal and of its masked random actions.
 SEED = 0
@@ -48,7 +47,7 @@ def playthrough(name: str, num_players: int, seed: int = SEED) -> str:
     lines = [
         f"# {name}, {num_players} players: reset(seed={seed}), masked random actions from "
         f"numpy default_rng({seed})",
-        "# regenerate: python -m envs.core.playthrough --out tests/envs/playthroughs",
+        "# regenerate: python -m fowlplay.envs.core.playthrough --out tests/envs/playthroughs",
     ]
     decision = 0
     final: dict[str, float] = {}

@@ -11,10 +11,9 @@ pile, when the deck is empty and the discard pile would be shuffled into a new o
 from __future__ import annotations
 
 import numpy as np
-
-from envs.core.agents import Agent
-from envs.crows.observation import CrowsObserver
-from envs.crows.rules import CrowsOptions, Decision, Pile, action_layout, fits_run, fits_set
+from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.crows.observation import CrowsObserver
+from fowlplay.envs.crows.rules import CrowsOptions, Decision, Pile, action_layout, fits_run, fits_set
 
 #: Weight of "the next card surely fits" against one card of pile length in the pile evaluation.
 _FIT_WEIGHT = 2.0

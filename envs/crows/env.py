@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from envs.core import CardGameEnv
-from envs.crows.observation import CrowsObserver
-from envs.crows.rules import CrowsGame, CrowsOptions
+from fowlplay.envs.core import CardGameEnv
+from fowlplay.envs.crows.observation import CrowsObserver
+from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions
 
 
 class raw_env(CardGameEnv, name="murder_she_crows_v0"):  # noqa: N801 - PettingZoo's naming convention

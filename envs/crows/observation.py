@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from envs.core import Observer, Piece
-from envs.crows.rules import CrowsGame, CrowsOptions, Decision
+from fowlplay.envs.core import Observer, Piece
+from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
 
 
 class CrowsObserver(Observer):

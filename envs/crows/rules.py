@@ -16,10 +16,16 @@ from enum import IntEnum
 from typing import Any
 
 import numpy as np
-
-from envs.core import ActionLayout, Game, check_int, check_player_count, check_reward_mode, final_rewards
-from envs.core.cards import shuffled
-from envs.core.game import copy_rng
+from fowlplay.envs.core import (
+    ActionLayout,
+    Game,
+    check_int,
+    check_player_count,
+    check_reward_mode,
+    final_rewards,
+)
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.game import copy_rng
 
 PLAYER_COUNTS = range(2, 6)
 

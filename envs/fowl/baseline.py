@@ -11,10 +11,17 @@ own grid beside the fewest birds.
 from __future__ import annotations
 
 import numpy as np
-
-from envs.core.agents import Agent
-from envs.fowl.observation import FowlObserver
-from envs.fowl.rules import Decision, FowlOptions, Wile, action_layout, best_route, full_deck, grid_neighbours
+from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.fowl.observation import FowlObserver
+from fowlplay.envs.fowl.rules import (
+    Decision,
+    FowlOptions,
+    Wile,
+    action_layout,
+    best_route,
+    full_deck,
+    grid_neighbours,
+)
 
 #: Weight of the partial-route value next to the real score.
 PARTIAL_WEIGHT = 0.5

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from envs.core import CardGameEnv
-from envs.fowl.observation import FowlObserver
-from envs.fowl.rules import FowlGame, FowlOptions
+from fowlplay.envs.core import CardGameEnv
+from fowlplay.envs.fowl.observation import FowlObserver
+from fowlplay.envs.fowl.rules import FowlGame, FowlOptions
 
 
 class raw_env(CardGameEnv, name="murder_most_fowl_v0"):  # noqa: N801 - PettingZoo's naming convention

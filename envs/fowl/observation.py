@@ -7,9 +7,16 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-
-from envs.core import Observer, Piece
-from envs.fowl.rules import EMPTY, ESCALATION_WILES, TYPE_NAMES, Decision, FowlGame, FowlOptions, Wile
+from fowlplay.envs.core import Observer, Piece
+from fowlplay.envs.fowl.rules import (
+    EMPTY,
+    ESCALATION_WILES,
+    TYPE_NAMES,
+    Decision,
+    FowlGame,
+    FowlOptions,
+    Wile,
+)
 
 
 def cell_features(options: FowlOptions) -> np.ndarray:

@@ -19,10 +19,9 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-
-from envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
-from envs.core.cards import shuffled
-from envs.core.game import copy_rng
+from fowlplay.envs.core import ActionLayout, Game, best_players, check_int, check_player_count, win_rewards
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.game import copy_rng
 
 PLAYER_COUNTS = range(2, 5)
 #: The six bird types of the published deck; a game uses the first `num_types` of them.

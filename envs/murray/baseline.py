@@ -10,10 +10,9 @@ most; it goes out with the Hawk only when its visible score beats every estimate
 from __future__ import annotations
 
 import numpy as np
-
-from envs.core.agents import Agent
-from envs.murray.observation import MurrayObserver
-from envs.murray.rules import (
+from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.murray.observation import MurrayObserver
+from fowlplay.envs.murray.rules import (
     ABILITY_CARDS,
     COMMON_FLIES,
     FLIES,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from envs.core import CardGameEnv
-from envs.murray.observation import MurrayObserver
-from envs.murray.rules import MurrayGame, MurrayOptions
+from fowlplay.envs.core import CardGameEnv
+from fowlplay.envs.murray.observation import MurrayObserver
+from fowlplay.envs.murray.rules import MurrayGame, MurrayOptions
 
 
 class raw_env(CardGameEnv, name="murray_frog_v0"):  # noqa: N801 - PettingZoo's naming convention

@@ -10,9 +10,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-
-from envs.core import Observer, Piece
-from envs.murray.rules import (
+from fowlplay.envs.core import Observer, Piece
+from fowlplay.envs.murray.rules import (
     CARD_NAMES,
     HAND_KINDS,
     NUM_INSECTS,

@@ -41,11 +41,10 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from envs.murray.rules import HAND_KINDS, PILE_KINDS, Card, Event
+from fowlplay.envs.murray.rules import HAND_KINDS, PILE_KINDS, Card, Event
 
 if TYPE_CHECKING:
-    from envs.murray.rules import MurrayGame
+    from fowlplay.envs.murray.rules import MurrayGame
 
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
 _TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK, _SWAP = (int(e) for e in Event)

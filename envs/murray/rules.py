@@ -16,10 +16,16 @@ from itertools import combinations_with_replacement
 from typing import Any
 
 import numpy as np
-
-from envs.core import ActionLayout, Game, check_int, check_player_count, check_reward_mode, final_rewards
-from envs.core.cards import shuffled
-from envs.core.game import copy_rng
+from fowlplay.envs.core import (
+    ActionLayout,
+    Game,
+    check_int,
+    check_player_count,
+    check_reward_mode,
+    final_rewards,
+)
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.game import copy_rng
 
 PLAYER_COUNTS = range(3, 7)
 
@@ -938,7 +944,7 @@ class MurrayGame(Game):
         (once drawn it is with the turn player). The other players' hands, memories and draws and
         the order of the deck are drawn anew; see `envs.murray.posterior`.
         """
-        from envs.murray.posterior import resample  # the replay machinery is only needed here
+        from fowlplay.envs.murray.posterior import resample  # the replay machinery is only needed here
 
         if not resample(self, player, rng):
             raise RuntimeError(

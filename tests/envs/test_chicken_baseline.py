@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-import envs
-from envs.chicken import BaselineAgent
-from envs.chicken.baseline import feet_law
-from envs.core.agents import RandomAgent
+from fowlplay import envs
+from fowlplay.envs.chicken import BaselineAgent
+from fowlplay.envs.chicken.baseline import feet_law
+from fowlplay.envs.core.agents import RandomAgent
 
 PASS = 0
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import envs
-from envs.chicken.rules import FOOT, ChickenOptions, full_deck
-from envs.core.cards import shuffled
-from envs.core.testing import (
+from fowlplay import envs
+from fowlplay.envs.chicken.rules import FOOT, ChickenOptions, full_deck
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.testing import (
     apply_script,
     compare_worlds,
     resampled_worlds,
 )
+
 from tests.envs import tiny_variants
 from tests.envs.test_chicken_rules import stacked
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fowlplay import envs
+from fowlplay.envs.chicken import BaselineAgent, ChickenOptions
+from fowlplay.envs.chicken.observation import ChickenObserver
+from fowlplay.envs.chicken.rules import FOOT, ChickenGame
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.testing import apply_script
 
-import envs
-from envs.chicken import BaselineAgent, ChickenOptions
-from envs.chicken.observation import ChickenObserver
-from envs.chicken.rules import FOOT, ChickenGame
-from envs.core.agents import RandomAgent
-from envs.core.testing import apply_script
 from tests.envs.test_chicken_rules import stacked
 
 NAME = "chicken_v0"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import envs
-from envs.chicken.rules import FOOT, ChickenGame, ChickenOptions, round_points
-from envs.core.testing import apply_script
+from fowlplay import envs
+from fowlplay.envs.chicken.rules import FOOT, ChickenGame, ChickenOptions, round_points
+from fowlplay.envs.core.testing import apply_script
 
 PASS = 0
 F = FOOT

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fowlplay import envs
+from fowlplay.envs.core.testing import play, random_legal, random_trajectory
 from pettingzoo.test import api_test, seed_test
-
-import envs
-from envs.core.testing import play, random_legal, random_trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Masked random games played per game and player count (the suite plays thousands in all).
@@ -230,8 +229,8 @@ def test_global_random_generators_are_not_used(name, n):
 
 _HASH_SCRIPT = """
 import hashlib, sys
-import envs
-from envs.core.testing import random_trajectory
+from fowlplay import envs
+from fowlplay.envs.core.testing import random_trajectory
 env = envs.make(sys.argv[1], num_players=int(sys.argv[2]))
 print(hashlib.sha256(repr(random_trajectory(env, seed=5)).encode()).hexdigest())
 """
@@ -316,7 +315,7 @@ def test_pettingzoo_style_module(name):
     assert env.metadata["name"] == name
     import importlib
 
-    assert importlib.import_module(f"envs.{name}") is module
+    assert importlib.import_module(f"fowlplay.envs.{name}") is module
 
 
 @pytest.mark.parametrize("name", envs.ENV_NAMES)

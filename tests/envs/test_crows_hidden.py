@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import envs
-from envs import murder_she_crows_v0
-from envs.core.cards import shuffled
-from envs.core.testing import (
+from fowlplay import envs
+from fowlplay.envs import murder_she_crows_v0
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.testing import (
     compare_worlds,
     resampled_worlds,
 )
-from envs.crows import BaselineAgent, CrowsGame, CrowsOptions
-from envs.crows.observation import CrowsObserver
-from envs.crows.rules import Decision
+from fowlplay.envs.crows import BaselineAgent, CrowsGame, CrowsOptions
+from fowlplay.envs.crows.observation import CrowsObserver
+from fowlplay.envs.crows.rules import Decision
+
 from tests.envs import tiny_variants
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 

@@ -4,9 +4,9 @@ what each player sees."""
 from __future__ import annotations
 
 import numpy as np
+from fowlplay.envs.crows import CrowsGame, CrowsOptions
+from fowlplay.envs.crows.observation import CrowsObserver
 
-from envs.crows import CrowsGame, CrowsOptions
-from envs.crows.observation import CrowsObserver
 from tests.envs.test_crows_rules import do, game_with
 
 

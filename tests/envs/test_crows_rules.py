@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from envs import murder_she_crows_v0
-from envs.core.agents import RandomAgent
-from envs.core.testing import apply_script
-from envs.crows import BaselineAgent, CrowsGame, CrowsOptions
-from envs.crows.observation import CrowsObserver
-from envs.crows.rules import Decision, coins_passed, fits_run, fits_set, murder_steps
+from fowlplay.envs import murder_she_crows_v0
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.testing import apply_script
+from fowlplay.envs.crows import BaselineAgent, CrowsGame, CrowsOptions
+from fowlplay.envs.crows.observation import CrowsObserver
+from fowlplay.envs.crows.rules import Decision, coins_passed, fits_run, fits_set, murder_steps
 
 
 def game_with(n=2, deck=(), **table) -> CrowsGame:

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core import ActionLayout, CardGameEnv, Game, Observer, Piece, build_options, win_rewards
-from envs.core.errors import UnknownAgentError
+from fowlplay import envs
+from fowlplay.envs.core import ActionLayout, CardGameEnv, Game, Observer, Piece, build_options, win_rewards
+from fowlplay.envs.core.errors import UnknownAgentError
 
 
 @dataclass

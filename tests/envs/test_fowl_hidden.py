@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from math import comb
 
-import envs
-from envs.core.testing import (
+from fowlplay import envs
+from fowlplay.envs.core.testing import (
     apply_script,
     compare_worlds,
     posterior_worlds,
@@ -16,8 +16,9 @@ from envs.core.testing import (
     record_history,
     resampled_worlds,
 )
-from envs.fowl.observation import FowlObserver
-from envs.fowl.rules import Decision, Wile
+from fowlplay.envs.fowl.observation import FowlObserver
+from fowlplay.envs.fowl.rules import Decision, Wile
+
 from tests.envs.test_fowl_rules import Acts, card, table
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core.agents import RandomAgent
-from envs.core.testing import apply_script, play
-from envs.fowl import BaselineAgent
-from envs.fowl.observation import FowlObserver
-from envs.fowl.rules import (
+from fowlplay import envs
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.testing import apply_script, play
+from fowlplay.envs.fowl import BaselineAgent
+from fowlplay.envs.fowl.observation import FowlObserver
+from fowlplay.envs.fowl.rules import (
     EMPTY,
     Decision,
     FowlGame,
@@ -779,7 +778,7 @@ def test_baseline_murders_only_when_the_check_succeeds():
 def test_engine_is_a_plain_game_without_rl_imports():
     from pathlib import Path
 
-    import envs.fowl.rules as rules
+    import fowlplay.envs.fowl.rules as rules
 
     source = Path(rules.__file__).read_text()
     for name in ("gymnasium", "pettingzoo", "torch", "stable_baselines3"):

@@ -14,12 +14,12 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from fowlplay.envs.core import testing
+from fowlplay.envs.murray import Card, MurrayGame, MurrayOptions, env
+from fowlplay.envs.murray.observation import HawkStatus, MurrayObserver
+from fowlplay.envs.murray.posterior import HAWK_DRAWN_OR_DECK, hawk_slots
+from fowlplay.envs.murray.rules import HAND_KINDS, Decision, Event, shuffled
 
-from envs.core import testing
-from envs.murray import Card, MurrayGame, MurrayOptions, env
-from envs.murray.observation import HawkStatus, MurrayObserver
-from envs.murray.posterior import HAWK_DRAWN_OR_DECK, hawk_slots
-from envs.murray.rules import HAND_KINDS, Decision, Event, shuffled
 from tests.envs.tiny_variants import SUPPORT_ONLY, TINY_PLAYERS
 
 C = Card
@@ -160,7 +160,7 @@ def test_every_redealt_world_is_a_history_the_viewer_cannot_tell_apart(n):
 
 
 def _play(e, rng):
-    from envs.core.testing import play
+    from fowlplay.envs.core.testing import play
 
     return play(e, lambda a, o: int(rng.choice(np.flatnonzero(o["action_mask"]))))
 
@@ -396,7 +396,7 @@ CARD_ID = {int(c): c.name for c in Card}
 
 
 def _combo(*cards: int) -> int:
-    from envs.murray.rules import SWARM_COMBOS
+    from fowlplay.envs.murray.rules import SWARM_COMBOS
 
     return SWARM_COMBOS.index(tuple(sorted(cards)))
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from envs.core.agents import RandomAgent
-from envs.core.testing import play
-from envs.murray import BaselineAgent, Card, Decision, MurrayGame, MurrayOptions, env
-from envs.murray.observation import HawkStatus, MurrayObserver
-from envs.murray.rules import (
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.testing import play
+from fowlplay.envs.murray import BaselineAgent, Card, Decision, MurrayGame, MurrayOptions, env
+from fowlplay.envs.murray.observation import HawkStatus, MurrayObserver
+from fowlplay.envs.murray.rules import (
     SWARM_COMBOS,
     nth_card,
     score_breakdown,

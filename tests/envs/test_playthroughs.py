@@ -10,8 +10,7 @@ import difflib
 from pathlib import Path
 
 import pytest
-
-from envs.core.playthrough import cases, filename, playthrough
+from fowlplay.envs.core.playthrough import cases, filename, playthrough
 
 FOLDER = Path(__file__).resolve().parent / "playthroughs"
 

@@ -12,15 +12,15 @@ game's own tests show that a sampler ignoring one of its public facts fails too.
 from __future__ import annotations
 
 import pytest
-
-import envs
-from envs.core.testing import (
+from fowlplay import envs
+from fowlplay.envs.core.testing import (
     compare_worlds,
     posterior_worlds,
     random_actions,
     record_history,
     resampled_worlds,
 )
+
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 
 #: Consistent worlds collected per case, and re-deals drawn to compare with them.

@@ -64,7 +64,7 @@ TINY_PLAYERS: dict[str, int] = {
 
 def make_tiny(name: str):
     """The tiny variant of `name` as an AEC env."""
-    import envs
+    from fowlplay import envs
 
     options = TINY[name] if name in TINY else SUPPORT_ONLY[name]
     return envs.make(name, num_players=TINY_PLAYERS[name], **options)
@@ -72,7 +72,7 @@ def make_tiny(name: str):
 
 def played(name: str, seed: int, steps: int, viewer: str):
     """The tiny env of `name` after `steps` masked random actions of game `seed`, and what `viewer` saw."""
-    from envs.core.testing import random_actions, record_history
+    from fowlplay.envs.core.testing import random_actions, record_history
 
     env = make_tiny(name)
     actions = random_actions(env, seed=seed, action_seed=seed)[:steps]
@@ -81,6 +81,6 @@ def played(name: str, seed: int, steps: int, viewer: str):
 
 def posterior(name: str, history, tries: int = 20_000, want: int = 400):
     """Rejection-sampled worlds of `name`'s tiny variant consistent with `history`."""
-    from envs.core.testing import posterior_worlds
+    from fowlplay.envs.core.testing import posterior_worlds
 
     return posterior_worlds(lambda: make_tiny(name), history, range(10_000, 10_000 + tries), want=want)

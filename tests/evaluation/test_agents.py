@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core.agents import RandomAgent
-from evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
-from evaluation.matches import EvalConfig
-from evaluation.tournament import evaluate
+from fowlplay import envs
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
+from fowlplay.evaluation.matches import EvalConfig
+from fowlplay.evaluation.tournament import evaluate
 
 
 def test_builtin_specs_and_labels():
@@ -44,11 +43,10 @@ def test_unknown_spec_or_missing_checkpoint_lists_what_is_accepted(text):
 def checkpoint(tmp_path_factory):
     """An untrained small MaskablePPO checkpoint for 2-player Chicken, in a run directory."""
     pytest.importorskip("sb3_contrib")
+    from fowlplay.training.checkpoint import make_metadata, save_checkpoint
+    from fowlplay.training.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from training.checkpoint import make_metadata, save_checkpoint
-    from training.selfplay import SelfPlayEnv
 
     run = tmp_path_factory.mktemp("runs") / "tiny"
     vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])

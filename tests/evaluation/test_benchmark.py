@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-import envs
+from fowlplay import envs
 
 
 def test_bench_command_writes_a_table_and_valid_json(tmp_path):
@@ -18,7 +17,7 @@ def test_bench_command_writes_a_table_and_valid_json(tmp_path):
         [
             sys.executable,
             "-m",
-            "evaluation.benchmark",
+            "fowlplay.evaluation.benchmark",
             "--seconds",
             "0.05",
             "--json",
@@ -65,7 +64,7 @@ def test_bench_command_writes_a_table_and_valid_json(tmp_path):
 )
 def test_bad_arguments_are_one_line_errors_before_any_run(args, message):
     result = subprocess.run(
-        [sys.executable, "-m", "evaluation.benchmark", "--seconds", "0.05", *args],
+        [sys.executable, "-m", "fowlplay.evaluation.benchmark", "--seconds", "0.05", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -83,7 +82,7 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
         [
             sys.executable,
             "-m",
-            "evaluation.benchmark",
+            "fowlplay.evaluation.benchmark",
             "--seconds",
             "0.05",
             "--no-reference",

@@ -12,12 +12,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-import envs
-from evaluation import cli as eval_cli
-from evaluation import play
-from training import cli as train_cli
-from training.checkpoint import load_checkpoint, make_metadata, read_metadata, save_checkpoint
+from fowlplay import envs
+from fowlplay.evaluation import cli as eval_cli
+from fowlplay.evaluation import play
+from fowlplay.training import cli as train_cli
+from fowlplay.training.checkpoint import load_checkpoint, make_metadata, read_metadata, save_checkpoint
 
 
 class Payload:
@@ -56,10 +55,9 @@ def make_old(stem: Path) -> None:
 @pytest.fixture
 def run(tmp_path):
     """A run directory holding a Chicken checkpoint whose zip carries the payload, and its marker."""
+    from fowlplay.training.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from training.selfplay import SelfPlayEnv
 
     vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)
@@ -114,10 +112,9 @@ def test_an_old_checkpoint_is_refused_unless_trusted(run, tmp_path, capsys):
 
 
 def test_an_old_checkpoint_of_ones_own_converts_to_the_safe_format(tmp_path, capsys):
+    from fowlplay.training.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from training.selfplay import SelfPlayEnv
 
     vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)

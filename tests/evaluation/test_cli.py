@@ -8,9 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
-import envs
-from evaluation.cli import main
+from fowlplay import envs
+from fowlplay.evaluation.cli import main
 
 #: Matches per check: enough to separate baseline from random, few enough to stay fast.
 MATCHES = 12
@@ -105,7 +104,7 @@ def test_mistakes_are_clear_errors(tmp_path, capsys, argv, message):
 def test_console_command_runs_with_worker_processes(tmp_path):
     out = tmp_path / "eval"
     result = subprocess.run(
-        [sys.executable, "-m", "evaluation.cli", "--game", "chicken_v0", "--agents", "random", "baseline",
+        [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v0", "--agents", "random", "baseline",
          "--matches", "4", "--workers", "2", "--bootstrap", "50", "--out", str(out)],
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip

@@ -13,21 +13,19 @@ import time
 from pathlib import Path
 
 import pytest
-
-import envs
-from evaluation import matches
-from evaluation.cli import main
-from training.checkpoint import make_metadata, save_checkpoint
+from fowlplay import envs
+from fowlplay.evaluation import matches
+from fowlplay.evaluation.cli import main
+from fowlplay.training.checkpoint import make_metadata, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def save_model(stem: Path, seed: int, timesteps: int, kind: str = "final") -> None:
     """An untrained tiny Chicken checkpoint (its weights depend on `seed`)."""
+    from fowlplay.training.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from training.selfplay import SelfPlayEnv
 
     vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
     model = MaskablePPO(
@@ -163,7 +161,7 @@ def test_ctrl_c_keeps_the_games_played_and_says_how_to_resume(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "evaluation.cli",
+        "fowlplay.evaluation.cli",
         "--game",
         "chicken_v0",
         "--agents",

@@ -6,20 +6,24 @@ import importlib
 
 import numpy as np
 import pytest
-
-import envs
-from envs import murder_she_crows_v0
-from envs.core.cards import shuffled
-from envs.core.testing import apply_script
-from envs.crows import CrowsGame
-from evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
-from evaluation.ismcts import ISMCTSAgent, ISMCTSSettings, parse_settings
-from evaluation.matches import EvalConfig
-from evaluation.play import main as play_main
-from evaluation.tournament import evaluate
+from fowlplay import envs
+from fowlplay.envs import murder_she_crows_v0
+from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.testing import apply_script
+from fowlplay.envs.crows import CrowsGame
+from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
+from fowlplay.evaluation.ismcts import ISMCTSAgent, ISMCTSSettings, parse_settings
+from fowlplay.evaluation.matches import EvalConfig
+from fowlplay.evaluation.play import main as play_main
+from fowlplay.evaluation.tournament import evaluate
 
 PLAYERS = {"murray_frog_v0": 3}  # its minimum; every other game is played by two
-RULES_MODULES = ("envs.chicken.rules", "envs.crows.rules", "envs.fowl.rules", "envs.murray.rules")
+RULES_MODULES = (
+    "fowlplay.envs.chicken.rules",
+    "fowlplay.envs.crows.rules",
+    "fowlplay.envs.fowl.rules",
+    "fowlplay.envs.murray.rules",
+)
 
 
 def players(game: str) -> int:

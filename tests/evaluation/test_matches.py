@@ -7,11 +7,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core.agents import Agent, RandomAgent
-from evaluation.agents import parse_specs
-from evaluation.matches import (
+from fowlplay import envs
+from fowlplay.envs.core.agents import Agent, RandomAgent
+from fowlplay.evaluation.agents import parse_specs
+from fowlplay.evaluation.matches import (
     EvalConfig,
     ResumeError,
     agent_seed,
@@ -22,7 +21,7 @@ from evaluation.matches import (
     run_games,
     tables,
 )
-from evaluation.tournament import evaluate
+from fowlplay.evaluation.tournament import evaluate
 
 
 def config(matches=4, players=2, agents=("random", "baseline"), seed=3, seating="pairs", game="chicken_v0"):

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core.agents import RandomAgent
-from evaluation.play import HumanAgent, main, play, prompt_text
+from fowlplay import envs
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.evaluation.play import HumanAgent, main, play, prompt_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,7 +151,7 @@ def test_a_negative_seed_is_a_clear_error(capsys):
 
 def test_ctrl_c_at_the_prompt_is_one_line(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evaluation.play", "--agents", "human", "baseline"],
+        [sys.executable, "-m", "fowlplay.evaluation.play", "--agents", "human", "baseline"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

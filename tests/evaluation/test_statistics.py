@@ -6,15 +6,14 @@ import math
 
 import numpy as np
 import pytest
-
-from evaluation.ratings import (
+from fowlplay.evaluation.ratings import (
     ELO,
     bootstrap_bradley_terry,
     bradley_terry,
     expected_score,
     openskill_ratings,
 )
-from evaluation.stats import agent_returns, mean_ci, outcome, pairwise, score_ci, wilson
+from fowlplay.evaluation.stats import agent_returns, mean_ci, outcome, pairwise, score_ci, wilson
 
 
 # ----- intervals ---------------------------------------------------------------------------------
@@ -170,7 +169,7 @@ def test_openskill_gives_tied_agents_equal_updates():
 
 
 def test_duplicate_matches_are_counted_whole():
-    from evaluation.stats import pairwise
+    from fowlplay.evaluation.stats import pairwise
 
     def game(match, seats, returns):
         return {"match": match, "seats": seats, "returns": returns, "length": 10}

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from envs.core.agents import Agent
+from fowlplay.envs.core.agents import Agent
 
 
 class ScriptedAgent(Agent):

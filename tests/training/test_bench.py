@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from training.bench import competing_load, default_config, format_rows, training_decisions_per_second
+from fowlplay.training.bench import competing_load, default_config, format_rows, training_decisions_per_second
 
 #: A run of 128 decisions that takes a second or two.
 TINY = {"n_envs": 2, "ppo.n_steps": 64, "ppo.batch_size": 64, "ppo.n_epochs": 1, "ppo.net_arch": [16]}

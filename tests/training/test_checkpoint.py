@@ -8,11 +8,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.vec_env import DummyVecEnv
-
-import envs
-from training.checkpoint import (
+from fowlplay import envs
+from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
     check_compatible,
@@ -24,8 +21,10 @@ from training.checkpoint import (
     save_checkpoint,
     weights_sha256,
 )
-from training.policy import PolicyAgent, policy_state
-from training.selfplay import SelfPlayEnv
+from fowlplay.training.policy import PolicyAgent, policy_state
+from fowlplay.training.selfplay import SelfPlayEnv
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env import DummyVecEnv
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-import envs
-from training.cli import main
-from training.config import ConfigError, TrainConfig, from_dict, help_table, load_config
+from fowlplay import envs
+from fowlplay.training.cli import main
+from fowlplay.training.config import ConfigError, TrainConfig, from_dict, help_table, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -113,7 +112,7 @@ def test_list_keys_shows_every_key_with_help(capsys):
 
 
 def test_reward_options_shape_training_only():
-    from training.train import make_vec_env
+    from fowlplay.training.train import make_vec_env
 
     config = from_dict({"reward_options": {"reward_mode": "score"}, "vec_env": "dummy", "n_envs": 1})
     vec = make_vec_env(config)
@@ -126,7 +125,7 @@ def test_reward_options_shape_training_only():
 
 @pytest.mark.parametrize(("schedule", "halfway"), [("constant", 1e-3), ("linear", 5e-4)])
 def test_lr_schedule_reaches_the_learner(schedule, halfway):
-    from training.train import make_model, make_vec_env
+    from fowlplay.training.train import make_model, make_vec_env
 
     config = from_dict(
         {

@@ -6,13 +6,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from fowlplay import envs
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.training.opponents import OpponentPool
+from fowlplay.training.policy import PolicyAgent, build_policy, policy_state
+from fowlplay.training.selfplay import SelfPlayEnv
 from stable_baselines3.common.vec_env import SubprocVecEnv
-
-import envs
-from envs.core.agents import RandomAgent
-from training.opponents import OpponentPool
-from training.policy import PolicyAgent, build_policy, policy_state
-from training.selfplay import SelfPlayEnv
 
 NETWORK = {"net_arch": [16], "activation": "tanh"}
 PASS = 0

@@ -6,12 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+from fowlplay import envs
+from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.errors import IllegalActionError
+from fowlplay.training.selfplay import SelfPlayEnv
 from stable_baselines3.common.env_checker import check_env
-
-import envs
-from envs.core.agents import RandomAgent
-from envs.core.errors import IllegalActionError
-from training.selfplay import SelfPlayEnv
 
 GAMES = list(envs.ENV_NAMES)
 #: A one-card Chicken: the deck is a single 1, no feet, and one point wins. Whoever draws wins.

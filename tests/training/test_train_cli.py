@@ -14,11 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import envs
-from envs.core.testing import play
-from training.checkpoint import load_checkpoint, read_metadata
-from training.policy import PolicyAgent
+from fowlplay import envs
+from fowlplay.envs.core.testing import play
+from fowlplay.training.checkpoint import load_checkpoint, read_metadata
+from fowlplay.training.policy import PolicyAgent
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Tiny settings: a run of 256 timesteps takes seconds, yet snapshots and checkpoints happen.
@@ -39,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 def fowlplay_train(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args],
+        [sys.executable, "-m", "fowlplay.training.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -121,7 +120,7 @@ def stop_a_long_run(out: Path, *signals: signal.Signals, extra: tuple[str, ...] 
     """Start a long run, wait until it has logged twice, send `signals` to its process group (as a
     terminal's Ctrl-C or `timeout` does), and return its exit status and stderr."""
     config = ROOT / "configs" / "chicken_v0.yaml"
-    command = [sys.executable, "-m", "training.cli", "--config", str(config), "--out", str(out)]
+    command = [sys.executable, "-m", "fowlplay.training.cli", "--config", str(config), "--out", str(out)]
     command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0", *extra]
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True

@@ -6,12 +6,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fowlplay import envs
+from fowlplay.training.policy import (
+    PolicyAgent,
+    action_probabilities,
+    batch_probabilities,
+    build_policy,
+    policy_state,
+)
+from fowlplay.training.selfplay import SelfPlayEnv
+from fowlplay.training.vec_env import SelfPlayVecEnv, play_batched
 from stable_baselines3.common.vec_env import DummyVecEnv
-
-import envs
-from training.policy import PolicyAgent, action_probabilities, batch_probabilities, build_policy, policy_state
-from training.selfplay import SelfPlayEnv
-from training.vec_env import SelfPlayVecEnv, play_batched
 
 NETWORK = {"net_arch": [16], "activation": "tanh"}
 EVERY_KIND = {"random": 1.0, "baseline": 1.0, "latest": 1.0, "snapshot": 1.0}
@@ -103,7 +108,7 @@ def test_pool_is_shared_and_pool_methods_run_once():
 
 
 def test_network_decisions_of_all_environments_share_one_forward_pass(monkeypatch):
-    import training.vec_env as vec_env
+    import fowlplay.training.vec_env as vec_env
 
     calls = []
 
@@ -150,7 +155,7 @@ def test_errors_surface_from_the_batched_env():
         SelfPlayVecEnv(0, game="chicken_v0")
     vec = SelfPlayVecEnv(2, game="chicken_v0", illegal_action="raise")
     vec.reset()
-    from envs.core.errors import IllegalActionError
+    from fowlplay.envs.core.errors import IllegalActionError
 
     with pytest.raises(IllegalActionError):
         vec.step(np.array([99, 99]))
@@ -158,9 +163,9 @@ def test_errors_surface_from_the_batched_env():
 
 
 def test_a_training_run_is_deterministic_for_its_seed(tmp_path):
-    from training.checkpoint import load_checkpoint
-    from training.config import load_config
-    from training.train import train
+    from fowlplay.training.checkpoint import load_checkpoint
+    from fowlplay.training.config import load_config
+    from fowlplay.training.train import train
 
     def run(seed: int, name: str) -> dict[str, np.ndarray]:
         config = load_config(
