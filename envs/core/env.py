@@ -1,6 +1,7 @@
 """The AEC base class every game's environment is declared on.
 
-It owns agent bookkeeping, reward accumulation, seeding, the illegal-action error, cloning,
+It owns agent bookkeeping, reward accumulation, seeding, illegal actions (an error, or with
+`illegal_action="lose"` a lost game), cloning,
 re-dealing hidden information and render plumbing; a game's `env.py` only names its options,
 engine and observer. It enforces the call order itself, so no `OrderEnforcingWrapper` (whose
 per-attribute `__getattr__` is a measurable cost) is needed.
@@ -23,6 +24,10 @@ from pettingzoo import AECEnv
 #: How many legal actions an illegal-action message lists by name before summarising.
 _LISTED_LEGAL = 12
 
+#: What `step` does with an illegal action: raise `IllegalActionError` (the default, it finds bugs),
+#: or end the game at once, the offender losing -1 and the others sharing +1 (zero-sum).
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+
 
 class CardGameEnv(AECEnv):
     """PettingZoo AEC environment around one `Game` engine and its `Observer`."""
@@ -41,10 +46,17 @@ class CardGameEnv(AECEnv):
         """`class raw_env(CardGameEnv, name="chicken_v0")` sets the metadata PettingZoo reads."""
         super().__init_subclass__(**kwargs)
         if name is not None:
-            cls.metadata = {**CardGameEnv.metadata, "name": name}
+            # Its own dict and list: wrappers append to `render_modes` and must not touch other games.
+            base = CardGameEnv.metadata
+            cls.metadata = {**base, "render_modes": list(base["render_modes"]), "name": name}
 
-    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+    def __init__(self, render_mode: str | None = None, illegal_action: str = "raise", **options: Any) -> None:
         super().__init__()
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(
+                f"illegal_action={illegal_action!r} is not supported; allowed: {list(ILLEGAL_ACTION_MODES)}"
+            )
+        self.illegal_action = illegal_action
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode={render_mode!r} is not supported; allowed: "
@@ -70,6 +82,7 @@ class CardGameEnv(AECEnv):
         self._np_random_seed: int | None = None
         self.game: Game | None = None
         self._mask: np.ndarray | None = None  # the acting agent's mask, until the state changes
+        self._forfeited = False  # the game ended on an illegal action (illegal_action="lose")
 
     # ----- spaces -------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -87,6 +100,7 @@ class CardGameEnv(AECEnv):
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         self.game = self.game_cls(self.options, self._np_random)
         self._mask = None
+        self._forfeited = False
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -110,7 +124,13 @@ class CardGameEnv(AECEnv):
             return
         if game.over:  # only reachable by changing the game behind the env's back
             raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
-        action = self._check_action(game, agent, action)
+        try:
+            action = self._check_action(game, agent, action)
+        except IllegalActionError as err:
+            if self.illegal_action == "raise":
+                raise
+            self._forfeit(agent, action, str(err))
+            return
         self._cumulative_rewards[agent] = 0.0
         for a in self.rewards:
             self.rewards[a] = 0.0
@@ -120,6 +140,22 @@ class CardGameEnv(AECEnv):
             self._finish(game)
         else:
             self.agent_selection = self.possible_agents[game.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _forfeit(self, agent: str, action: Any, why: str) -> None:
+        """End the game on `agent`'s illegal action: it gets -1, the others share +1; the game is kept."""
+        self._forfeited = True
+        self._cumulative_rewards[agent] = 0.0
+        others = [a for a in self.agents if a != agent]
+        for a in self.agents:
+            self.rewards[a] = -1.0 if a == agent else 1.0 / len(others)
+            self.terminations[a] = True
+            self.infos[a] = {
+                **self.infos[a],
+                "illegal_action": {"agent": agent, "action": action, "error": why},
+            }
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -137,7 +173,7 @@ class CardGameEnv(AECEnv):
         """What `agent` may know, plus its action mask (all zeros unless it is its decision)."""
         game = self._require_game("observe")
         player = self._player(agent)
-        if not game.over and player == game.current_player:
+        if not game.over and not self._forfeited and player == game.current_player:
             mask = self._legal_mask(game).copy()
         else:
             mask = self._no_actions.copy()
