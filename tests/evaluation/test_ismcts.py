@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 from fowlplay import envs
 from fowlplay.envs import murder_she_crows_v0
-from fowlplay.envs.core.cards import shuffled
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import CrowsGame
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
@@ -18,12 +15,6 @@ from fowlplay.evaluation.play import main as play_main
 from fowlplay.evaluation.tournament import evaluate
 
 PLAYERS = {"murray_frog_v0": 3}  # its minimum; every other game is played by two
-RULES_MODULES = (
-    "fowlplay.envs.chicken.rules",
-    "fowlplay.envs.crows.rules",
-    "fowlplay.envs.fowl.rules",
-    "fowlplay.envs.murray.rules",
-)
 
 
 def players(game: str) -> int:
@@ -147,22 +138,6 @@ def test_fowlplay_play_seats_an_ismcts_agent(capsys):
 
 
 # ----- hidden information --------------------------------------------------------------------------
-@pytest.fixture
-def canonical_redeal(monkeypatch):
-    """Every engine's re-deal shuffles its unseen cards starting from sorted order.
-
-    The engines shuffle their pool of unseen cards in the order the real deal left them, so for
-    one seed the re-deal is a fixed permutation of the real hidden cards: the same in distribution
-    for every real deal, but not the same cards. Sorting first makes the re-deal a function of
-    what the player has seen and the seed alone, so the agent's decision can be compared exactly.
-    (Harmless once an engine sorts its pool itself.)
-    """
-    for name in RULES_MODULES:
-        monkeypatch.setattr(
-            importlib.import_module(name), "shuffled", lambda cards, rng: shuffled(sorted(cards), rng)
-        )
-
-
 class PeekingISMCTS(ISMCTSAgent):
     """A deliberately broken twin: it searches the real deal instead of re-dealt ones."""
 
@@ -187,12 +162,12 @@ def _searches_on_both_deals(cls, game: str, rollout: str) -> tuple[tuple, tuple]
 
 @pytest.mark.parametrize("rollout", ["random", "baseline"])
 @pytest.mark.parametrize("game", envs.ENV_NAMES)
-def test_its_choice_does_not_change_when_the_real_hidden_cards_are_redealt(canonical_redeal, game, rollout):
+def test_its_choice_does_not_change_when_the_real_hidden_cards_are_redealt(game, rollout):
     real, redealt = _searches_on_both_deals(ISMCTSAgent, game, rollout)
     assert real == redealt  # the same action, and every root visit count and mean with it
 
 
-def test_a_twin_that_peeks_at_the_real_deal_is_caught(canonical_redeal):
+def test_a_twin_that_peeks_at_the_real_deal_is_caught():
     changed = [
         g
         for g in envs.ENV_NAMES
