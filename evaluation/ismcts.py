@@ -170,7 +170,7 @@ class ISMCTSAgent(Agent):
         allowed = np.asarray(action_mask) != 0
         first = None  # the rollout policy's own choice, searched first
         if self._policies:
-            first = int(self._policies[me].act(observation, action_mask))
+            first = self._policy_act(me, np.asarray(observation), np.asarray(action_mask))
         root = _Node(None)
         self._deals: list[int] = []
         self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
@@ -287,7 +287,7 @@ class ISMCTSAgent(Agent):
         """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
         if self._policies:
             obs = world.observe(agent)
-            choice = int(self._policies[agent].act(obs["observation"], obs["action_mask"]))
+            choice = self._policy_act(agent, obs["observation"], obs["action_mask"])
             if choice in untried:
                 return choice
         return untried[int(self.rng.integers(len(untried)))]
@@ -302,9 +302,18 @@ class ISMCTSAgent(Agent):
                 world.step(int(legal[rng.integers(legal.size)]))
             return
         while not game.over:
+            mask = game.legal_mask()
+            legal = np.flatnonzero(mask)
+            if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
+                world.step(int(legal[0]))
+                continue
             agent = world.agent_selection
             obs = world.observe(agent)
-            world.step(int(self._policies[agent].act(obs["observation"], obs["action_mask"])))
+            world.step(self._policy_act(agent, obs["observation"], obs["action_mask"]))
+
+    def _policy_act(self, agent: str, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The rollout policy's action for `agent` seeing this observation."""
+        return int(self._policies[agent].act(observation, action_mask))
 
 
 def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:
