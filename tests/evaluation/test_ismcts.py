@@ -14,6 +14,8 @@ from fowlplay.evaluation.matches import EvalConfig
 from fowlplay.evaluation.play import main as play_main
 from fowlplay.evaluation.tournament import evaluate
 
+from tests.envs.tiny_variants import TINY
+
 PLAYERS = {"murray_frog_v0": 3}  # its minimum; every other game is played by two
 
 
@@ -210,3 +212,19 @@ def test_it_scores_the_murder_that_ends_the_game_in_its_favour():
         assert agent.last_search[aid("stop")][1] < 0.5
     apply_script(env, [action, aid("stop")])
     assert game.terminal and env.rewards == {"player_0": -1.0, "player_1": 1.0}
+
+
+def test_it_beats_random_play_on_a_tiny_chicken(tmp_path):
+    """Tiny Chicken (five cards, target 4): 16 random-rollout simulations a decision already win
+    most duplicate games against uniform play, the lower end of the score's interval above 0.5."""
+    cfg = EvalConfig(
+        "chicken_v0",
+        tuple(parse_specs(["ismcts:16:random", "random"])),
+        matches=10,
+        players=2,
+        seed=0,
+        options=TINY["chicken_v0"],
+    )
+    row = evaluate(cfg, tmp_path, workers=1, progress=False, bootstrap=20)["pairwise"][0]
+    assert (row["agent"], row["opponent"]) == ("ismcts:16:random", "random")
+    assert row["wins"] > 2 * row["losses"] and row["score_lo"] > 0.6, row
