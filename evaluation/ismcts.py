@@ -100,16 +100,21 @@ def parse_settings(kind: str) -> ISMCTSSettings:
 
 
 class _Node:
-    """Statistics of one (player, action) edge of the tree and the node it leads to."""
+    """Statistics of one edge of the tree (a player's action in one of its information sets) and
+    the node it leads to."""
 
-    __slots__ = ("agent", "available", "children", "reward", "visits")
+    __slots__ = ("agent", "available", "children", "reward", "views", "visits")
 
     def __init__(self, agent: str | None) -> None:
         self.agent = agent  # who took the action leading here; None at the root
         self.visits = 0
         self.reward = 0.0  # sum of that agent's terminal rewards
         self.available = 1  # simulations in which the action was legal when its parent was reached
-        self.children: dict[tuple[str, int], _Node] = {}
+        # Below the root an edge is keyed (player, what that player observes, action), so that a
+        # player's node is one of its information sets: a card revealed by chance, or dealt to it,
+        # leads to a different node, and nothing it cannot see does.
+        self.children: dict[tuple, _Node] = {}
+        self.views: dict[tuple[str, bytes], int] = {}  # visits of each information set reached from here
 
     def ucb(self, exploration: float) -> float:
         """UCB1 with availability counts, on the acting agent's mean reward scaled to [0, 1]."""
@@ -176,7 +181,7 @@ class ISMCTSAgent(Agent):
         self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
         for _ in range(self.settings.simulations):
             self._simulate(root, me, allowed, first)
-        stats = {a: root.children.get((me, a)) for a in legal}
+        stats = {a: root.children.get((me, None, a)) for a in legal}
         self.last_search = {
             a: (node.visits, node.reward / node.visits) for a, node in stats.items() if node and node.visits
         }
@@ -204,14 +209,14 @@ class ISMCTSAgent(Agent):
         # The deciding player's legal actions are the same in every determinization of its
         # information set, so the root action is chosen first; its k-th visit then sees deal k
         # (common random numbers: root actions are compared on the same deals).
-        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, a) not in root.children]
+        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
         for child in root.children.values():
             child.available += 1
         if untried:
             action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
-            child = root.children[(me, action)] = _Node(me)
+            child = root.children[(me, None, action)] = _Node(me)
         else:
-            action, child = self._select(root, me, allowed)
+            action, child = self._select(root, me, None, allowed)
         seed = self._deal(child.visits)
         world = self._determinize(me, seed)
         game = world.game
@@ -225,22 +230,26 @@ class ISMCTSAgent(Agent):
         node = child
         while not game.over:
             agent = world.agent_selection
-            mask = game.legal_mask()
+            obs = world.observe(agent)
+            mask = obs["action_mask"]
+            view = obs["observation"].tobytes() + mask.tobytes()  # the acting player's information
+            visits = node.views.get((agent, view), 0)
+            node.views[(agent, view)] = visits + 1
             untried, tried = [], 0
             for a in np.flatnonzero(mask).tolist():
-                sibling = node.children.get((agent, a))
+                sibling = node.children.get((agent, view, a))
                 if sibling is None:
                     untried.append(a)
                 else:
                     sibling.available += 1
                     tried += 1
-            if untried and (not tried or self._widen(node, tried)):
-                action = self._expansion(world, agent, untried)
-                child = node.children[(agent, action)] = _Node(agent)
+            if untried and (not tried or self._widen(visits, tried)):
+                action = self._expansion(agent, obs, untried)
+                child = node.children[(agent, view, action)] = _Node(agent)
                 path.append(child)
                 world.step(action)
                 break
-            action, child = self._select(node, agent, mask)
+            action, child = self._select(node, agent, view, mask)
             path.append(child)
             world.step(action)
             node = child
@@ -252,10 +261,11 @@ class ISMCTSAgent(Agent):
             child.visits += 1
             child.reward += rewards[child.agent]
 
-    def _widen(self, node: _Node, tried: int) -> bool:
-        """Progressive widening below the root: a node visited v times tries a new action while it
-        has tried at most sqrt(v / 4); until then the rollout policy's first choice continues."""
-        return not self.settings.widening or tried <= math.isqrt(node.visits // 4)
+    def _widen(self, visits: int, tried: int) -> bool:
+        """Progressive widening below the root: an information set reached v times before tries a
+        new action while it has tried at most sqrt(v / 4); until then the rollout policy's choice
+        continues."""
+        return not self.settings.widening or tried <= math.isqrt(visits // 4)
 
     def _deal(self, k: int) -> int:
         """The seed of the k-th determinization of this decision."""
@@ -270,12 +280,12 @@ class ISMCTSAgent(Agent):
         world.resample_hidden(me, seed)
         return world
 
-    def _select(self, node: _Node, agent: str, mask: np.ndarray) -> tuple[int, _Node]:
+    def _select(self, node: _Node, agent: str, view: bytes | None, mask: np.ndarray) -> tuple[int, _Node]:
         """The legal expanded child with the highest UCB value (the lowest action id among equals)."""
         c = self.settings.exploration
         best, best_value = None, -math.inf
         for action in np.flatnonzero(mask).tolist():
-            child = node.children.get((agent, action))
+            child = node.children.get((agent, view, action))
             if child is None:
                 continue  # not expanded yet (progressive widening)
             value = child.ucb(c)
@@ -283,10 +293,9 @@ class ISMCTSAgent(Agent):
                 best, best_value = (action, child), value
         return best
 
-    def _expansion(self, world, agent: str, untried: list[int]) -> int:
+    def _expansion(self, agent: str, obs: dict, untried: list[int]) -> int:
         """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
         if self._policies:
-            obs = world.observe(agent)
             choice = self._policy_act(agent, obs["observation"], obs["action_mask"])
             if choice in untried:
                 return choice
