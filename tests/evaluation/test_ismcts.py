@@ -85,6 +85,7 @@ def test_it_plays_only_legal_actions_to_the_end_of_a_game(game):
         action = seat.act(obs["observation"], obs["action_mask"])
         assert obs["action_mask"][action]
         env.step(action)  # the env itself raises IllegalActionError on anything illegal
+    assert agent.root_mismatches == 0  # every re-deal left its legal actions as they were
     for steps in (4, 20):  # baseline rollouts too, at two points of another deal
         env = position(game, seed=5, steps=steps)
         if not env.game.over:
