@@ -2,8 +2,15 @@
 
 Single-observer ISMCTS (Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree Search",
 IEEE Transactions on Computational Intelligence and AI in Games 4(2), 2012). Before each of its
-decisions the agent runs N simulations over one tree whose edges are the (player, action) pairs
-taken. Each simulation
+decisions the agent runs N simulations over one tree. Below the root, a node is an information
+set of the player to act there: its edges are keyed by (player, that player's observation and
+action mask, action), so a card revealed by chance or dealt to the player leads to another node,
+while a move the player cannot see (another player's hidden card, Murray's face-down pass between
+two others) does not split its nodes. (Keyed by actions alone, as in plain single-observer ISMCTS,
+the searching player's later choices would be made blind to the cards chance reveals, and the
+line followed below a node would be whatever the first determinization's rollout policy chose;
+that version won 2 of the first 8 games of Murder, She Crows against the baseline.) Each
+simulation
 
 1. **chooses the root move**: an untried legal move first (the rollout policy's own move before
    the others), then UCB1 (below). The deciding player's legal moves are the same in every
@@ -17,9 +24,9 @@ taken. Each simulation
    `mean + c * sqrt(ln(availability) / visits)`, `mean` being the average reward, scaled to
    [0, 1], of the player who took that action (c = 0.7);
 4. **expands** the first node that may try a new legal action: the rollout policy's own choice
-   when it is untried, else a random untried one. Below the root, progressive widening: a node
-   visited v times tries a new action only while it has tried at most sqrt(v / 4), so a line
-   follows the rollout policy until the search has seen it often;
+   when it is untried, else a random untried one. Below the root, progressive widening: an
+   information set reached v times tries a new action only while it has tried at most
+   sqrt(v / 4), so a line follows the rollout policy until the search has seen it often;
 5. **rolls out** to the end of the game with the game's rule-based `BaselineAgent` in every seat
    (or, with `rollout="random"`, uniformly random legal actions drawn from the deal's seed);
 6. **backs up** the environment's zero-sum terminal rewards: every node on the path adds the
@@ -39,9 +46,9 @@ What it reads. The agent is built on the environment it plays in (`evaluation.ag
 already receives it), because the `Agent` interface hands it only an observation vector. From the
 real environment it reads which agent is deciding, that agent's own action mask, and `clone()`;
 every state it simulates comes out of `resample_hidden`, which keeps only what the deciding player
-has seen. Its decision is therefore a function of the information set and its seed alone when the
-game's `resample_hidden` deals the same cards from every state of one information set for one
-seed (it shuffles the unseen cards in a canonical order); see docs/evaluation.md.
+has seen. Its decision is therefore a function of the information set and its seed alone, because
+every game's `resample_hidden` deals the same cards from every state of one information set for
+one seed (it shuffles the unseen cards from sorted order); see docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -100,16 +107,21 @@ def parse_settings(kind: str) -> ISMCTSSettings:
 
 
 class _Node:
-    """Statistics of one (player, action) edge of the tree and the node it leads to."""
+    """Statistics of one edge of the tree (a player's action in one of its information sets) and
+    the node it leads to."""
 
-    __slots__ = ("agent", "available", "children", "reward", "visits")
+    __slots__ = ("agent", "available", "children", "reward", "views", "visits")
 
     def __init__(self, agent: str | None) -> None:
         self.agent = agent  # who took the action leading here; None at the root
         self.visits = 0
         self.reward = 0.0  # sum of that agent's terminal rewards
         self.available = 1  # simulations in which the action was legal when its parent was reached
-        self.children: dict[tuple[str, int], _Node] = {}
+        # Below the root an edge is keyed (player, what that player observes, action), so that a
+        # player's node is one of its information sets: a card revealed by chance, or dealt to it,
+        # leads to a different node, and nothing it cannot see does.
+        self.children: dict[tuple, _Node] = {}
+        self.views: dict[tuple[str, bytes], int] = {}  # visits of each information set reached from here
 
     def ucb(self, exploration: float) -> float:
         """UCB1 with availability counts, on the acting agent's mean reward scaled to [0, 1]."""
@@ -170,13 +182,13 @@ class ISMCTSAgent(Agent):
         allowed = np.asarray(action_mask) != 0
         first = None  # the rollout policy's own choice, searched first
         if self._policies:
-            first = int(self._policies[me].act(observation, action_mask))
+            first = self._policy_act(me, np.asarray(observation), np.asarray(action_mask))
         root = _Node(None)
         self._deals: list[int] = []
         self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
         for _ in range(self.settings.simulations):
             self._simulate(root, me, allowed, first)
-        stats = {a: root.children.get((me, a)) for a in legal}
+        stats = {a: root.children.get((me, None, a)) for a in legal}
         self.last_search = {
             a: (node.visits, node.reward / node.visits) for a, node in stats.items() if node and node.visits
         }
@@ -204,14 +216,14 @@ class ISMCTSAgent(Agent):
         # The deciding player's legal actions are the same in every determinization of its
         # information set, so the root action is chosen first; its k-th visit then sees deal k
         # (common random numbers: root actions are compared on the same deals).
-        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, a) not in root.children]
+        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
         for child in root.children.values():
             child.available += 1
         if untried:
             action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
-            child = root.children[(me, action)] = _Node(me)
+            child = root.children[(me, None, action)] = _Node(me)
         else:
-            action, child = self._select(root, me, allowed)
+            action, child = self._select(root, me, None, allowed)
         seed = self._deal(child.visits)
         world = self._determinize(me, seed)
         game = world.game
@@ -225,22 +237,26 @@ class ISMCTSAgent(Agent):
         node = child
         while not game.over:
             agent = world.agent_selection
-            mask = game.legal_mask()
+            obs = world.observe(agent)
+            mask = obs["action_mask"]
+            view = obs["observation"].tobytes() + mask.tobytes()  # the acting player's information
+            visits = node.views.get((agent, view), 0)
+            node.views[(agent, view)] = visits + 1
             untried, tried = [], 0
             for a in np.flatnonzero(mask).tolist():
-                sibling = node.children.get((agent, a))
+                sibling = node.children.get((agent, view, a))
                 if sibling is None:
                     untried.append(a)
                 else:
                     sibling.available += 1
                     tried += 1
-            if untried and (not tried or self._widen(node, tried)):
-                action = self._expansion(world, agent, untried)
-                child = node.children[(agent, action)] = _Node(agent)
+            if untried and (not tried or self._widen(visits, tried)):
+                action = self._expansion(agent, obs, untried)
+                child = node.children[(agent, view, action)] = _Node(agent)
                 path.append(child)
                 world.step(action)
                 break
-            action, child = self._select(node, agent, mask)
+            action, child = self._select(node, agent, view, mask)
             path.append(child)
             world.step(action)
             node = child
@@ -252,10 +268,11 @@ class ISMCTSAgent(Agent):
             child.visits += 1
             child.reward += rewards[child.agent]
 
-    def _widen(self, node: _Node, tried: int) -> bool:
-        """Progressive widening below the root: a node visited v times tries a new action while it
-        has tried at most sqrt(v / 4); until then the rollout policy's first choice continues."""
-        return not self.settings.widening or tried <= math.isqrt(node.visits // 4)
+    def _widen(self, visits: int, tried: int) -> bool:
+        """Progressive widening below the root: an information set reached v times before tries a
+        new action while it has tried at most sqrt(v / 4); until then the rollout policy's choice
+        continues."""
+        return not self.settings.widening or tried <= math.isqrt(visits // 4)
 
     def _deal(self, k: int) -> int:
         """The seed of the k-th determinization of this decision."""
@@ -270,12 +287,12 @@ class ISMCTSAgent(Agent):
         world.resample_hidden(me, seed)
         return world
 
-    def _select(self, node: _Node, agent: str, mask: np.ndarray) -> tuple[int, _Node]:
+    def _select(self, node: _Node, agent: str, view: bytes | None, mask: np.ndarray) -> tuple[int, _Node]:
         """The legal expanded child with the highest UCB value (the lowest action id among equals)."""
         c = self.settings.exploration
         best, best_value = None, -math.inf
         for action in np.flatnonzero(mask).tolist():
-            child = node.children.get((agent, action))
+            child = node.children.get((agent, view, action))
             if child is None:
                 continue  # not expanded yet (progressive widening)
             value = child.ucb(c)
@@ -283,11 +300,10 @@ class ISMCTSAgent(Agent):
                 best, best_value = (action, child), value
         return best
 
-    def _expansion(self, world, agent: str, untried: list[int]) -> int:
+    def _expansion(self, agent: str, obs: dict, untried: list[int]) -> int:
         """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
         if self._policies:
-            obs = world.observe(agent)
-            choice = int(self._policies[agent].act(obs["observation"], obs["action_mask"]))
+            choice = self._policy_act(agent, obs["observation"], obs["action_mask"])
             if choice in untried:
                 return choice
         return untried[int(self.rng.integers(len(untried)))]
@@ -302,9 +318,18 @@ class ISMCTSAgent(Agent):
                 world.step(int(legal[rng.integers(legal.size)]))
             return
         while not game.over:
+            mask = game.legal_mask()
+            legal = np.flatnonzero(mask)
+            if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
+                world.step(int(legal[0]))
+                continue
             agent = world.agent_selection
             obs = world.observe(agent)
-            world.step(int(self._policies[agent].act(obs["observation"], obs["action_mask"])))
+            world.step(self._policy_act(agent, obs["observation"], obs["action_mask"]))
+
+    def _policy_act(self, agent: str, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The rollout policy's action for `agent` seeing this observation."""
+        return int(self._policies[agent].act(observation, action_mask))
 
 
 def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:

@@ -20,6 +20,7 @@ long draws that end the game instead of waiting for the round cap.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -30,11 +31,17 @@ from fowlplay.envs.core.agents import Agent
 
 def feet_law(deck: int, feet_left: int, cards: int) -> list[float]:
     """P(exactly f feet among `cards` drawn from a deck of `deck` holding `feet_left`), f = 0, 1, ..."""
+    return list(_feet_law(deck, feet_left, cards))
+
+
+@lru_cache(maxsize=4096)  # a search agent's rollouts ask for the same few laws many times
+def _feet_law(deck: int, feet_left: int, cards: int) -> tuple[float, ...]:
+    """`feet_law`, cached."""
     total = comb(deck, cards)
-    return [
+    return tuple(
         comb(feet_left, f) * comb(deck - feet_left, cards - f) / total
         for f in range(min(cards, feet_left) + 1)
-    ]
+    )
 
 
 class BaselineAgent(Agent):
@@ -74,7 +81,7 @@ class BaselineAgent(Agent):
             drawn = round(parts["current_bid"][0] * opts.bid_cap)
         else:
             drawer_feet, drawn = 0, best_bid
-        round_goes_on = sum(feet_law(deck, feet_left, drawn)[: max(0, 2 - drawer_feet)])
+        round_goes_on = sum(_feet_law(deck, feet_left, drawn)[: max(0, 2 - drawer_feet)])
         pass_value = round_goes_on * max(0.0, gains[best_bid - 1]) / (opts.num_players - 1)
         best_action, best_value = 0, pass_value
         for bid in np.flatnonzero(action_mask[1:]) + 1:
@@ -101,7 +108,7 @@ class BaselineAgent(Agent):
         before = my_sum + (bonus if my_feet == 1 else 0)
         reached_before = before >= need
         gain = 0.0
-        for feet_drawn, p in enumerate(feet_law(deck, feet_left, bid)):
+        for feet_drawn, p in enumerate(_feet_law(deck, feet_left, bid)):
             drawn_points = (bid - feet_drawn) * mean_value
             feet_after = my_feet + feet_drawn
             if feet_after >= 2:

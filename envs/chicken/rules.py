@@ -245,7 +245,9 @@ class ChickenGame(Game):
         pool = [card for card in self.deck if card != FOOT]
         for p in others:
             pool.extend(self.numbers[p])
-        pool = shuffled(pool, rng)
+        # Sorted first: the re-deal must not depend on the hidden order it replaces, so that for
+        # one seed every state of the information set re-deals alike (search agents rely on it).
+        pool = shuffled(sorted(pool), rng)
         start = 0
         for p in others:
             end = start + len(self.numbers[p])

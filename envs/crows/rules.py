@@ -535,7 +535,9 @@ class CrowsGame(Game):
         discard pile, tracks, coins, pile discards, whose turn and decision, the counters) is
         public and stays as it is.
         """
-        self.deck = shuffled(self.deck, rng)
+        # Sorted first: the re-deal must not depend on the hidden order it replaces, so that for
+        # one seed every state of the information set re-deals alike (search agents rely on it).
+        self.deck = shuffled(sorted(self.deck), rng)
 
     def clone(self) -> CrowsGame:
         """An independent copy (faster than a deep copy)."""

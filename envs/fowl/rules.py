@@ -729,6 +729,9 @@ class FowlGame(Game):
             unseen_counts.append(len(rest))
         # Rejection keeps the weights of the chance process among the deals that pass.
         must_play = self.to_act if self.stage == Decision.PLAY and self.to_act != player else None
+        # Sorted first: the re-deal must not depend on the hidden order it replaces, so that for
+        # one seed every state of the information set re-deals alike (search agents rely on it).
+        pool.sort()
         while True:
             deal = shuffled(pool, rng)
             hands = [list(h) for h in self.hands]
