@@ -287,9 +287,10 @@ def _read_json(json_path: Path) -> dict[str, Any]:
     return metadata
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata of a checkpoint, plus `checkpoint` (the path of its .zip) and `stem`."""
-    stem = resolve(path)
+def read_metadata(path: str | Path, prefer_best: bool = True) -> dict[str, Any]:
+    """The metadata of a checkpoint, plus `checkpoint` (the path of its .zip) and `stem`; for a run
+    directory, of its best checkpoint (`resolve`)."""
+    stem = resolve(path, prefer_best)
     metadata = _read_json(_with(stem, ".json"))
     metadata["checkpoint"] = str(_with(stem, ".zip"))
     metadata["stem"] = str(stem)
@@ -303,9 +304,10 @@ def load_checkpoint(
     and `changes` (hyperparameters such as `learning_rate`) replace the saved ones.
 
     This unpickles the zip's `data`, which runs any code the file holds: use it for your own runs
-    (`--resume` does); `load_policy` reads a checkpoint without unpickling anything.
+    (`--resume` does); `load_policy` reads a checkpoint without unpickling anything. For a run
+    directory it loads the newest checkpoint (what training goes on from), not the best.
     """
-    metadata = read_metadata(path)
+    metadata = read_metadata(path, prefer_best=False)
     zip_path = Path(metadata["checkpoint"])
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
