@@ -88,7 +88,7 @@ def ladder_scores(aec, policy, games: int) -> dict[str, float]:
 
     learner = lambda seed: PolicyAgent(policy, seed=seed)  # noqa: E731
     return {
-        name: head_to_head(aec, learner, make, games, EVAL_SEED)
+        name: head_to_head(aec, learner, make, games, EVAL_SEED, cut_loses=True)
         for name, make in ladder_factories(aec).items()
     }
 

@@ -242,13 +242,17 @@ def test_a_run_keeps_and_loads_its_best_checkpoint(tmp_path, monkeypatch):
     assert [row.split(",")[0] for row in rows[1:]] == ["128", "256"]
 
 
-def test_ladder_scores_are_deterministic_and_a_stall_loses():
+def test_ladder_scores_are_deterministic_and_a_stall_loses(monkeypatch):
     aec = envs.make("chicken_v0")
     factories = ladder.ladder_factories(aec)
     first = ladder.head_to_head(aec, factories["baseline"], factories["random"], 6, ladder.EVAL_SEED)
     assert first == ladder.head_to_head(aec, factories["baseline"], factories["random"], 6, ladder.EVAL_SEED)
     assert first > 0.5
     assert ladder.outcome([0.0, 0.0], 0) == 0.5 and ladder.outcome([1.0, -1.0], 1) == 0.0
+    # Every game cut off by the cap (a learner that stalls): a draw for the meta-game, a loss for the ladder.
+    monkeypatch.setattr(ladder, "play_game", lambda aec, agents, seed: ([0.0, 0.0], True))
+    assert ladder.head_to_head(aec, factories["random"], factories["random"], 4, 0) == 0.5
+    assert ladder.ladder_scores(aec, _tiny_model(aec).policy, 4) == {"random": 0.0, "baseline": 0.0}
 
 
 # ----- config errors --------------------------------------------------------------------------
