@@ -27,7 +27,10 @@ META_SEED = 2_000_003
 def nash_mixture(payoff: np.ndarray) -> np.ndarray:
     """The row player's maximin mixed strategy of a zero-sum matrix game (`payoff[i, j]`: row i's
     payoff against column j), by linear programming."""
-    from scipy.optimize import linprog
+    try:
+        from scipy.optimize import linprog
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError("trainer psro needs scipy: pip install 'fowlplay[train]'") from exc
 
     payoff = np.asarray(payoff, dtype=np.float64)
     n, m = payoff.shape
