@@ -12,7 +12,6 @@ those scores is kept as `<run>/best`, and every evaluation is a row of `<run>/ev
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -100,10 +99,6 @@ class BestCheckpoint:
         self.path = run_dir / "evaluation.csv"
         #: The best evaluation so far: timesteps, scores, score; None before the first.
         self.best = best
-        self.evaluated: set[int] = set()
-        if self.path.exists():
-            with open(self.path, newline="") as handle:
-                self.evaluated = {int(row["timesteps"]) for row in csv.DictReader(handle)}
 
     @classmethod
     def of_run(cls, run_dir: Path) -> BestCheckpoint:
@@ -131,7 +126,6 @@ class BestCheckpoint:
         lines.append(",".join(str(row[column]) for column in CSV_COLUMNS) + "\n")
         text = "".join(lines).encode()
         atomic_write(self.path, lambda handle: handle.write(text))
-        self.evaluated.add(timesteps)
         if better:
             self.best = {"timesteps": int(timesteps), "scores": dict(scores), "score": score, "games": games}
         return better

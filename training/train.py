@@ -32,6 +32,7 @@ from fowlplay.training.checkpoint import (
     read_metadata,
     resolve,
     save_checkpoint,
+    weights_sha256,
 )
 from fowlplay.training.config import ConfigError, TrainConfig, from_dict
 
@@ -404,6 +405,7 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
     aec = envs.make(config.game, **config.env_options)
     config_dict = config.to_dict()
     best = BestCheckpoint.of_run(run_dir)
+    evaluated: list[str] = []  # the weights hash of each evaluation of this session
 
     with StopSignals() as signals:
 
@@ -423,7 +425,9 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             policy = build_policy(
                 aec.observation_space(agent)["observation"], aec.action_space(agent), **config.network()
             )
-            load_policy_state(policy, playing_state(model))
+            state = playing_state(model)
+            load_policy_state(policy, state)
+            evaluated.append(weights_sha256(state))
             scores = ladder_scores(aec, policy, config.eval_games)
             with signals.hold(stop_after=learning):
                 better = best.record(timesteps, scores, config.eval_games)
@@ -436,7 +440,8 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             timesteps: int, seconds: float, win_rates: dict[str, float], out_of_time: bool
         ) -> RunResult:
             # The last weights are evaluated too, so a final better than every earlier one is kept.
-            if config.eval_every and timesteps not in best.evaluated:
+            # (A learner may take one more update after the last in-training evaluation.)
+            if config.eval_every and (evaluated or [None])[-1] != weights_sha256(playing_state(model)):
                 evaluate(timesteps, learning=False)
             picked = None
             if best.best is not None and (run_dir / "best.json").exists():

@@ -224,8 +224,11 @@ def test_best_checkpoint_keeps_the_better_of_two_evaluations(tmp_path):
 
 
 def test_a_run_keeps_and_loads_its_best_checkpoint(tmp_path, monkeypatch):
-    # Two scripted evaluations (at 128 and 256 decisions): the first is the better one.
-    scripted = iter([{"random": 0.9, "baseline": 0.5}, {"random": 0.6, "baseline": 0.2}])
+    # Scripted evaluations at 128 and 256 decisions, and of the weights after the last update
+    # (also 256 decisions): the first is the best.
+    scripted = iter(
+        [{"random": 0.9, "baseline": 0.5}, {"random": 0.6, "baseline": 0.2}, {"random": 0.7, "baseline": 0.1}]
+    )
     monkeypatch.setattr(ladder, "ladder_scores", lambda aec, policy, games: next(scripted))
     result = train(tiny(tmp_path, "ppo"), verbose=False)
     run = result.run_dir
@@ -239,7 +242,7 @@ def test_a_run_keeps_and_loads_its_best_checkpoint(tmp_path, monkeypatch):
     env = envs.make("chicken_v0")
     assert make_agent(f"ckpt:{run}", env).policy is not make_agent(f"ckpt:{run}/final", env).policy
     rows = (run / "evaluation.csv").read_text().splitlines()
-    assert [row.split(",")[0] for row in rows[1:]] == ["128", "256"]
+    assert [row.split(",")[0] for row in rows[1:]] == ["128", "256", "256"]
 
 
 def test_ladder_scores_are_deterministic_and_a_stall_loses(monkeypatch):
