@@ -441,8 +441,10 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
         ) -> RunResult:
             # The last weights are evaluated too, so a final better than every earlier one is kept.
             # (A learner may take one more update after the last in-training evaluation.)
+            # A stop signal now waits for it and the final save (learning is over: nothing is lost).
             if config.eval_every and (evaluated or [None])[-1] != weights_sha256(playing_state(model)):
-                evaluate(timesteps, learning=False)
+                with signals.hold(stop_after=False):
+                    evaluate(timesteps, learning=False)
             picked = None
             if best.best is not None and (run_dir / "best.json").exists():
                 picked = {**best.best, "checkpoint": str(run_dir / "best")}
