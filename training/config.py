@@ -24,6 +24,8 @@ ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("subproc", "dummy", "batched")
 START_METHODS = ("forkserver", "spawn", "fork")
+#: Who trains: stable-baselines3's MaskablePPO in this process, or Ray RLlib's PPO (the `rllib` extra).
+TRAINERS = ("ppo", "rllib")
 #: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
@@ -79,10 +81,31 @@ class OpponentConfig:
 
 
 @dataclass
+class RLlibConfig:
+    """Ray RLlib settings (`trainer: rllib`); PPO's hyperparameters and the network come from `ppo`."""
+
+    address: Annotated[
+        str | None,
+        "an existing Ray cluster to join ('auto', 'HOST:6379' or 'ray://HOST:10001'); null: start Ray here",
+    ] = None
+    num_cpus: Annotated[int | None, "CPUs a Ray started here may use (null: all of this machine's)"] = None
+    num_env_runners: Annotated[
+        int, "env runner actors playing games (0: play them in the trainer's process)"
+    ] = 0
+    envs_per_env_runner: Annotated[int, "games each env runner steps side by side"] = 1
+    num_learners: Annotated[
+        int, "learner actors, each updating on its share of a batch (0: update in the trainer's process)"
+    ] = 0
+
+
+@dataclass
 class TrainConfig:
     """Everything one training run needs; `configs/<game>.yaml` sets it, the CLI overrides it."""
 
     game: Annotated[str, f"registered game to train on, one of {list(envs.ENV_NAMES)}"] = "chicken_v0"
+    trainer: Annotated[
+        str, f"who trains, one of {list(TRAINERS)}: SB3 MaskablePPO, or Ray RLlib's PPO (rllib extra)"
+    ] = "ppo"
     env_options: Annotated[dict[str, Any], "rule options passed to the game (num_players, ...)"] = field(
         default_factory=dict
     )
@@ -123,6 +146,7 @@ class TrainConfig:
     tensorboard: Annotated[bool, "write TensorBoard event files to <out>/logs"] = True
     ppo: Annotated[PPOConfig, "MaskablePPO hyperparameters"] = field(default_factory=PPOConfig)
     opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
+    rllib: Annotated[RLlibConfig, "Ray RLlib settings (trainer: rllib)"] = field(default_factory=RLlibConfig)
 
     def training_options(self) -> dict[str, Any]:
         """The game options the learner trains on: env_options with reward_options on top."""
@@ -207,6 +231,30 @@ class TrainConfig:
             )
         _positive("opponents.snapshot_every", opp.snapshot_every, allow_zero=False)
         _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
+        _choice("trainer", self.trainer, TRAINERS)
+        self._validate_rllib()
+
+    def _validate_rllib(self) -> None:
+        """Raise ConfigError on an `rllib` setting, or a key RLlib's trainer cannot honour."""
+        ray = self.rllib
+        if ray.num_cpus is not None:
+            _positive("rllib.num_cpus", ray.num_cpus, allow_zero=False)
+        _positive("rllib.num_env_runners", ray.num_env_runners)
+        _positive("rllib.envs_per_env_runner", ray.envs_per_env_runner, allow_zero=False)
+        _positive("rllib.num_learners", ray.num_learners)
+        if self.trainer != "rllib":
+            return
+        unsupported = {
+            "decision_cost": (self.decision_cost, 0.0),
+            "shaping": (self.shaping, 0.0),
+            "ppo.target_kl": (self.ppo.target_kl, None),
+        }
+        for key, (value, default) in unsupported.items():
+            if value != default:
+                raise ConfigError(
+                    f"{key} {value!r} is not supported with trainer: rllib; set it to {default!r} "
+                    "(or use trainer: ppo)"
+                )
 
 
 def check_shaping(shaping: float, aec) -> None:
