@@ -381,7 +381,7 @@ class _Logger:
         logs = run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
-        self._file = open(logs / name, "w", newline="")
+        self._file = open(logs / name, "w", newline="")  # noqa: SIM115 - open for the whole run, closed in close()
         columns = [*LOG_COLUMNS, *(f"win_rate_{label}" for label in OPPONENT_LABELS)]
         self._csv = csv.DictWriter(self._file, fieldnames=columns)
         self._csv.writeheader()
