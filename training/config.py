@@ -92,7 +92,7 @@ class RLlibConfig:
     num_env_runners: Annotated[
         int, "env runner actors playing games (0: play them in the trainer's process)"
     ] = 0
-    envs_per_env_runner: Annotated[int, "games each env runner steps side by side"] = 1
+    envs_per_env_runner: Annotated[int, "games each env runner steps side by side"] = 16
     num_learners: Annotated[
         int, "learner actors, each updating on its share of a batch (0: update in the trainer's process)"
     ] = 0

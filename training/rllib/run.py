@@ -224,7 +224,23 @@ def save(
     shutil.rmtree(state_dir, ignore_errors=True)
     os.replace(tmp, state_dir)
 
-    weights = learner_weights(algo)
+    extra = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
+    return export_checkpoint(aec, config, stem, learner_weights(algo), timesteps, kind, extra)
+
+
+def export_checkpoint(
+    aec,
+    config: TrainConfig,
+    stem: Path,
+    weights: dict[str, np.ndarray],
+    timesteps: int,
+    kind: str,
+    rllib: dict,
+) -> Path:
+    """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
+    `policy.build_policy` rebuilds and the RLlib facts under `rllib`), the .json last; the .npz path."""
+    import json
+
     metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
     metadata["policy"] = {
         "net_arch": list(config.ppo.net_arch),
@@ -232,9 +248,7 @@ def save(
         "weights_sha256": weights_sha256(weights),
     }
     metadata["trainer"] = "rllib"
-    metadata["rllib"] = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
-    import json
-
+    metadata["rllib"] = dict(rllib)
     stem.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
     npz = stem.with_name(stem.name + ".npz")
