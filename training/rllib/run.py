@@ -18,6 +18,7 @@ import csv
 import os
 import signal
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.training.checkpoint import (
     CheckpointError,
+    CheckpointWarning,
     atomic_write,
     make_metadata,
     read_metadata,
@@ -266,6 +268,13 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
     from fowlplay.training.train import RunInterrupted, RunResult, Stop, StopSignals, write_config
 
     ray = _ray()
+    if config.max_decisions is not None:
+        warnings.warn(
+            f"max_decisions {config.max_decisions} is not applied with trainer: rllib; games end by "
+            "their own caps (set max_decisions: null to silence this)",
+            CheckpointWarning,
+            stacklevel=2,
+        )
     torch.set_num_threads(config.torch_threads)
     aec = envs.make(config.game, **config.env_options)
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
