@@ -75,8 +75,17 @@ def start_ray(config: TrainConfig) -> bool:
     else:
         # Workers use one torch thread each: OpenMP threads waiting on busy cores cost an order of
         # magnitude (docs/training.md, Speed).
+        # Ray's CPU count is a budget for placing actors, not a limit on threads: the trainer
+        # process and each env runner and learner actor take one, or Ray waits forever for them.
+        needed = 1 + config.rllib.num_env_runners + config.rllib.num_learners
+        if config.rllib.num_cpus is not None and config.rllib.num_cpus < needed:
+            raise ConfigError(
+                f"rllib.num_cpus {config.rllib.num_cpus} is too few for the trainer, "
+                f"{config.rllib.num_env_runners} env runner(s) and {config.rllib.num_learners} "
+                f"learner(s): they need {needed}"
+            )
         ray.init(
-            num_cpus=config.rllib.num_cpus or os.cpu_count(),
+            num_cpus=config.rllib.num_cpus or max(os.cpu_count() or 1, needed),
             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
             **settings,
         )
@@ -348,10 +357,11 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                         )
                         announce_snapshots(algo, pool["snapshots_ready"])
                         next_snapshot += config.opponents.snapshot_every
+                    # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
                     win_rates = {
                         label: float(runners[f"win_rate_{label}"])
                         for label in OPPONENT_LABELS
-                        if f"win_rate_{label}" in runners
+                        if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
                     }
                     with signals.hold():
                         logger.write(
