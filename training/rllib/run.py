@@ -407,6 +407,15 @@ def _progress(config: TrainConfig, initial: int):
     )
 
 
+def _finite(value: Any, default: Any) -> Any:
+    """`value` as a float, or `default` when RLlib reports none (missing, or NaN: no data this iteration)."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return default
+    return value if np.isfinite(value) else default
+
+
 class _Logger:
     """logs/progress.csv (progress_resumed_<N>.csv after a resume) and TensorBoard event files."""
 
@@ -436,15 +445,15 @@ class _Logger:
             "iteration": self._iteration,
             "seconds": round(seconds, 2),
             "decisions_per_s": round(rate, 1),
-            "episodes": int(result.get("env_runners", {}).get("num_episodes", 0)),
-            **{key: float(learner[key]) for key in ("policy_loss", "vf_loss", "entropy") if key in learner},
+            "episodes": int(_finite(result.get("env_runners", {}).get("num_episodes"), 0)),
+            **{key: _finite(learner.get(key), "") for key in ("policy_loss", "vf_loss", "entropy")},
             **{f"win_rate_{label}": rate for label, rate in win_rates.items()},
         }
         self._csv.writerow(row)
         self._file.flush()
         if self._tb is not None:
             for key, value in row.items():
-                if key not in ("timesteps", "iteration"):
+                if key not in ("timesteps", "iteration") and value != "":
                     self._tb.add_scalar(f"rllib/{key}", value, timesteps)
 
     def close(self) -> None:
