@@ -188,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
         overrides = overrides_from(args)
         if args.resume:
             run_dir = Path(args.resume)
-            for key in ("seed", "out", "game", "env_options"):
+            for key in ("seed", "out", "game", "env_options", "trainer"):
                 if key in overrides or any(k.startswith(key + ".") for k in overrides):
                     raise ConfigError(
                         f"--resume continues {args.resume} as it was started; {key} cannot change"
