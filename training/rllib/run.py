@@ -341,7 +341,7 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                     tick = time.monotonic()
                     result = algo.train()
                     runners = result.get("env_runners", {})
-                    steps = int(runners.get("num_module_steps_sampled", {}).get("learner", 0))
+                    steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
                     timesteps += steps
                     bar.update(steps)
                     set_frozen(algo, "latest", learner_weights(algo))
