@@ -291,8 +291,7 @@ def test_rllibs_env_check_passes_every_game_built_to_lose_on_illegal_actions(gam
 @pytest.mark.slow
 def test_the_rllib_recipe_of_the_ecosystem_page_runs(tmp_path):
     text = (ROOT / "docs" / "ecosystem.md").read_text()
-    section = text.split("## RLlib", 1)[1]
-    recipe = section.split("```python\n", 1)[1].split("```", 1)[0]
+    recipe = text.split("<!-- recipe: rllib -->\n```python\n", 1)[1].split("```", 1)[0]
     script = tmp_path / "recipe.py"
     script.write_text(recipe)
     result = subprocess.run(
