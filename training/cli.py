@@ -93,6 +93,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help="override any config key, dotted for sections (e.g. --set ppo.n_steps=64); repeatable",
     )
+    parser.add_argument(
+        "--address",
+        help="with trainer: rllib, join this Ray cluster ('auto', HOST:6379, ray://HOST:10001) instead of "
+        "starting Ray here (overrides rllib.address)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (overrides progress_bar)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run already in the run directory")
     return parser.parse_args(argv)
@@ -117,6 +122,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         "out": args.out,
         "n_envs": args.n_envs,
         "max_minutes": args.max_minutes,
+        "rllib.address": args.address,
     }
     overrides.update({key: value for key, value in named.items() if value is not None})
     if args.no_progress:

@@ -24,8 +24,9 @@ ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("subproc", "dummy", "batched")
 #: Training algorithms (`trainer:`): MaskablePPO against the pool, the same with the pool's sampling
-#: weights from a meta-solver over the snapshots' payoff matrix, and a masked DQN.
-TRAINERS = ("ppo", "psro", "dqn")
+#: weights from a meta-solver over the snapshots' payoff matrix, a masked DQN, and Ray RLlib's
+#: multi-agent PPO (the `rllib` extra).
+TRAINERS = ("ppo", "psro", "dqn", "rllib")
 META_SOLVERS = ("nash", "uniform")
 START_METHODS = ("forkserver", "spawn", "fork")
 #: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
@@ -120,10 +121,33 @@ class OpponentConfig:
 
 
 @dataclass
+class RLlibConfig:
+    """Ray RLlib settings (`trainer: rllib`); PPO's hyperparameters and the network come from `ppo`."""
+
+    address: Annotated[
+        str | None,
+        "an existing Ray cluster to join ('auto', 'HOST:6379' or 'ray://HOST:10001'); null: start Ray here",
+    ] = None
+    num_cpus: Annotated[int | None, "CPUs a Ray started here may use (null: all of this machine's)"] = None
+    num_env_runners: Annotated[
+        int, "env runner actors playing games (0: play them in the trainer's process)"
+    ] = 0
+    envs_per_env_runner: Annotated[int, "games each env runner steps side by side"] = 16
+    num_learners: Annotated[
+        int, "learner actors, each updating on its share of a batch (0: update in the trainer's process)"
+    ] = 0
+
+
+@dataclass
 class TrainConfig:
     """Everything one training run needs; `configs/<game>.yaml` sets it, the CLI overrides it."""
 
     game: Annotated[str, f"registered game to train on, one of {list(envs.ENV_NAMES)}"] = "chicken_v0"
+    trainer: Annotated[
+        str,
+        f"training algorithm, one of {list(TRAINERS)}: MaskablePPO against the pool, PSRO-style "
+        "MaskablePPO (pool weights from a meta-solver), masked DQN, Ray RLlib's PPO (rllib extra)",
+    ] = "ppo"
     env_options: Annotated[dict[str, Any], "rule options passed to the game (num_players, ...)"] = field(
         default_factory=dict
     )
@@ -162,11 +186,6 @@ class TrainConfig:
     win_rate_window: Annotated[int, "episodes per opponent kind averaged in the logged win rates"] = 200
     progress_bar: Annotated[bool, "show a progress bar"] = True
     tensorboard: Annotated[bool, "write TensorBoard event files to <out>/logs"] = True
-    trainer: Annotated[
-        str,
-        f"training algorithm, one of {list(TRAINERS)}: MaskablePPO against the pool, PSRO-style "
-        "MaskablePPO (pool weights from a meta-solver), masked DQN",
-    ] = "ppo"
     eval_every: Annotated[
         int,
         "decisions between evaluations against random and baseline that keep the best checkpoint (0: none)",
@@ -180,6 +199,7 @@ class TrainConfig:
     dqn: Annotated[DQNConfig, "masked DQN hyperparameters (trainer dqn)"] = field(default_factory=DQNConfig)
     psro: Annotated[PSROConfig, "the meta-game of trainer psro"] = field(default_factory=PSROConfig)
     opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
+    rllib: Annotated[RLlibConfig, "Ray RLlib settings (trainer: rllib)"] = field(default_factory=RLlibConfig)
 
     def training_options(self) -> dict[str, Any]:
         """The game options the learner trains on: env_options with reward_options on top."""
@@ -303,6 +323,29 @@ class TrainConfig:
         _choice("dqn.activation", dqn.activation, ACTIVATIONS)
         _choice("psro.meta_solver", self.psro.meta_solver, META_SOLVERS)
         _positive("psro.meta_games", self.psro.meta_games, allow_zero=False)
+        self._validate_rllib()
+
+    def _validate_rllib(self) -> None:
+        """Raise ConfigError on an `rllib` setting, or a key RLlib's trainer cannot honour."""
+        ray = self.rllib
+        if ray.num_cpus is not None:
+            _positive("rllib.num_cpus", ray.num_cpus, allow_zero=False)
+        _positive("rllib.num_env_runners", ray.num_env_runners)
+        _positive("rllib.envs_per_env_runner", ray.envs_per_env_runner, allow_zero=False)
+        _positive("rllib.num_learners", ray.num_learners)
+        if self.trainer != "rllib":
+            return
+        unsupported = {
+            "decision_cost": (self.decision_cost, 0.0),
+            "shaping": (self.shaping, 0.0),
+            "ppo.target_kl": (self.ppo.target_kl, None),
+        }
+        for key, (value, default) in unsupported.items():
+            if value != default:
+                raise ConfigError(
+                    f"{key} {value!r} is not supported with trainer: rllib; set it to {default!r} "
+                    "(or use trainer: ppo)"
+                )
 
 
 def check_shaping(shaping: float, aec) -> None:

@@ -49,6 +49,7 @@ RUN_FILES = (
     "checkpoints",
     "snapshots",
     "logs",
+    "rllib",
 )
 #: The signals that stop a run after saving a checkpoint: Ctrl-C, and what `timeout`, `docker stop`
 #: and batch schedulers send.
@@ -395,6 +396,11 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
 
 
 def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: bool) -> RunResult:
+    if config.trainer == "rllib":
+        # Ray RLlib's PPO (the rllib extra), imported only when asked for.
+        from fowlplay.training.rllib.run import run
+
+        return run(config, run_dir, checkpoint, verbose)
     import torch
     from fowlplay.training.callbacks import SelfPlayCallback, load_snapshots
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores

@@ -1,0 +1,463 @@
+"""One self-play run on Ray RLlib (`trainer: rllib`), top to bottom: Ray, the algorithm, the pool,
+learning, saving. `run(config, run_dir, checkpoint)` starts or resumes one; `fowlplay.training.train`
+calls it when the config says `trainer: rllib`.
+
+Multi-agent PPO on RLlib's current API stack: one trained module (`learner`, masked logits) and
+frozen ones (`random`, `baseline`, `latest`, `snapshot_<i>`) that a policy-mapping function seats per
+episode (env.py). After every iteration `latest` takes the learner's weights, as SB3's pool refreshes
+it every rollout; every `opponents.snapshot_every` decisions a snapshot slot does. Budgets count the
+learner's decisions, as the SB3 trainer does.
+
+A checkpoint is ours (`<stem>.npz` + `<stem>.json`, what `fowlplay-eval` loads) plus RLlib's whole
+state (`rllib/<name>/`, what `--resume` loads); the `.json` is written last and names the state.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fowlplay import envs
+from fowlplay.training.checkpoint import (
+    CheckpointError,
+    CheckpointWarning,
+    atomic_write,
+    make_metadata,
+    read_metadata,
+    weights_sha256,
+)
+from fowlplay.training.config import ConfigError, TrainConfig
+
+#: Logged per iteration in logs/progress*.csv (and TensorBoard), besides the win rates.
+LOG_COLUMNS = (
+    "timesteps",
+    "iteration",
+    "seconds",
+    "decisions_per_s",
+    "episodes",
+    "policy_loss",
+    "vf_loss",
+    "entropy",
+)
+OPPONENT_LABELS = ("random", "baseline", "latest", "snapshot", "mixed")
+
+
+def _ray():
+    try:
+        import ray
+        from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"trainer: rllib needs Ray RLlib ({exc.name} is missing): pip install 'fowlplay[rllib]'"
+        ) from None
+    return ray
+
+
+# ----- Ray and the algorithm -------------------------------------------------------------------
+def start_ray(config: TrainConfig) -> bool:
+    """Join the cluster at `rllib.address`, or start Ray on this machine; True if started here."""
+    ray = _ray()
+    if ray.is_initialized():
+        return False
+    settings: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": "WARNING",
+        "log_to_driver": False,
+    }
+    if config.rllib.address:
+        ray.init(address=config.rllib.address, **settings)
+    else:
+        # Workers use one torch thread each: OpenMP threads waiting on busy cores cost an order of
+        # magnitude (docs/training.md, Speed).
+        # Ray's CPU count is a budget for placing actors, not a limit on threads: the trainer
+        # process and each env runner and learner actor take one, or Ray waits forever for them.
+        needed = 1 + config.rllib.num_env_runners + config.rllib.num_learners
+        if config.rllib.num_cpus is not None and config.rllib.num_cpus < needed:
+            raise ConfigError(
+                f"rllib.num_cpus {config.rllib.num_cpus} is too few for the trainer, "
+                f"{config.rllib.num_env_runners} env runner(s) and {config.rllib.num_learners} "
+                f"learner(s): they need {needed}"
+            )
+        ray.init(
+            num_cpus=config.rllib.num_cpus or max(os.cpu_count() or 1, needed),
+            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+            **settings,
+        )
+    return True
+
+
+def module_specs(config: TrainConfig, aec) -> dict[str, Any]:
+    """Module id -> RLModuleSpec of every seat kind: the learner, its frozen copies, random, baseline."""
+    from fowlplay.training.rllib.env import LEARNER, snapshot_module
+    from fowlplay.training.rllib.modules import BaselineModule, MaskedMLPModule, RandomModule
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    agent = aec.possible_agents[0]
+    spaces = {"observation_space": aec.observation_space(agent), "action_space": aec.action_space(agent)}
+    network = {"net_arch": list(config.ppo.net_arch), "activation": config.ppo.activation}
+    masked = [LEARNER, "latest", *(snapshot_module(i) for i in range(config.opponents.snapshot_window))]
+    specs = {
+        mid: RLModuleSpec(module_class=MaskedMLPModule, model_config=network, **spaces) for mid in masked
+    }
+    specs["random"] = RLModuleSpec(module_class=RandomModule, model_config={}, **spaces)
+    specs["baseline"] = RLModuleSpec(
+        module_class=BaselineModule,
+        model_config={"game": config.game, "env_options": dict(config.env_options)},
+        **spaces,
+    )
+    return specs
+
+
+def decisions_per_batch(config: TrainConfig, seats: int) -> int:
+    """Env steps per update: `ppo.n_steps * n_envs` learner decisions, as in the SB3 trainer."""
+    return config.ppo.n_steps * config.n_envs * seats
+
+
+def algorithm_config(config: TrainConfig, aec):
+    """The RLlib PPOConfig of a run (new API stack, one trained module)."""
+    from fowlplay.training.rllib.env import LEARNER, FowlplayMultiAgentEnv, PolicyMapping
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    ppo, ray = config.ppo, config.rllib
+    seats = len(aec.possible_agents)
+    batch = decisions_per_batch(config, seats)
+    learners = max(1, ray.num_learners)
+    lr: Any = ppo.learning_rate
+    if ppo.lr_schedule == "linear":
+        # RLlib's schedules count env steps, every seat's: the learner makes about 1/seats of them.
+        lr = [[0, ppo.learning_rate], [config.total_timesteps * seats, 0.0]]
+    specs = module_specs(config, aec)
+    mapping = PolicyMapping(aec.possible_agents, config.seed, config.learner_seat, config.opponents.weights())
+    return (
+        PPOConfig()
+        .environment(
+            FowlplayMultiAgentEnv,
+            env_config={
+                "game": config.game,
+                "env_options": config.training_options(),
+                "truncation_reward": config.truncation_reward,
+            },
+        )
+        .framework("torch")
+        .env_runners(
+            num_env_runners=ray.num_env_runners,
+            num_envs_per_env_runner=ray.envs_per_env_runner,
+            rollout_fragment_length="auto",
+        )
+        .learners(num_learners=ray.num_learners)
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(
+            lr=lr,
+            gamma=ppo.gamma,
+            lambda_=ppo.gae_lambda,
+            clip_param=ppo.clip_range,
+            entropy_coeff=ppo.ent_coef,
+            vf_loss_coeff=ppo.vf_coef,
+            grad_clip=ppo.max_grad_norm,
+            grad_clip_by="global_norm",
+            num_epochs=ppo.n_epochs,
+            minibatch_size=ppo.batch_size,
+            train_batch_size_per_learner=max(ppo.batch_size, batch // learners),
+            use_kl_loss=False,  # SB3's PPO has no KL penalty, only the clipped ratio
+            vf_clip_param=float("inf"),
+        )
+        .callbacks(on_episode_end=_EpisodeOutcome(config.win_rate_window))
+        .debugging(seed=config.seed, log_level="ERROR")
+    )
+
+
+class _EpisodeOutcome:
+    """`on_episode_end`: logs whether the learner won, keyed by the kind of opponents it met."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+
+    def __call__(self, *, episode, metrics_logger=None, **kwargs: Any) -> None:
+        from fowlplay.training.rllib.env import LEARNER
+
+        if metrics_logger is None:
+            return
+        modules = {agent: episode.module_for(agent) for agent in episode.agent_episodes}
+        learner = [agent for agent, module in modules.items() if module == LEARNER]
+        if not learner:
+            return
+        kinds = {module.split("_")[0] for agent, module in modules.items() if agent != learner[0]}
+        label = kinds.pop() if len(kinds) == 1 else "mixed"
+        won = episode.agent_episodes[learner[0]].get_return() > 0
+        metrics_logger.log_value(f"win_rate_{label}", float(won), window=self.window)
+
+
+# ----- moving weights between modules ----------------------------------------------------------
+def learner_weights(algo) -> dict[str, np.ndarray]:
+    """The learner module's weights (numpy), named as our checkpoint's weights file names them."""
+    from fowlplay.training.rllib.env import LEARNER
+
+    state = algo.learner_group.get_weights([LEARNER])[LEARNER]
+    return {name: np.asarray(value).copy() for name, value in state.items()}
+
+
+def set_frozen(algo, module_id: str, weights: dict[str, np.ndarray]) -> None:
+    """Give the frozen module `module_id` these weights, on the learners and on every env runner."""
+    algo.learner_group.set_weights({module_id: weights})
+    algo.env_runner_group.foreach_env_runner(
+        lambda runner, mid=module_id, w=weights: runner.module[mid].set_state(w)
+    )
+
+
+def announce_snapshots(algo, ready: int) -> None:
+    """Tell every env runner's policy-mapping function how many snapshot slots hold a learner."""
+    from fowlplay.training.rllib.env import set_snapshots_ready
+
+    algo.env_runner_group.foreach_env_runner(lambda runner, n=ready: set_snapshots_ready(n))
+
+
+# ----- checkpoints -----------------------------------------------------------------------------
+def save(
+    algo, aec, config: TrainConfig, run_dir: Path, stem: Path, timesteps: int, kind: str, pool: dict
+) -> Path:
+    """Write RLlib's state, then our weights file, then the metadata (last: the checkpoint is complete)."""
+    import shutil
+
+    from fowlplay.training.rllib.env import LEARNER
+
+    state_dir = run_dir / "rllib" / stem.name
+    tmp = state_dir.with_name(state_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    algo.save_to_path(str(tmp.resolve()))
+    shutil.rmtree(state_dir, ignore_errors=True)
+    os.replace(tmp, state_dir)
+
+    extra = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
+    return export_checkpoint(aec, config, stem, learner_weights(algo), timesteps, kind, extra)
+
+
+def export_checkpoint(
+    aec,
+    config: TrainConfig,
+    stem: Path,
+    weights: dict[str, np.ndarray],
+    timesteps: int,
+    kind: str,
+    rllib: dict,
+) -> Path:
+    """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
+    `policy.build_policy` rebuilds and the RLlib facts under `rllib`), the .json last; the .npz path."""
+    import json
+
+    metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
+    metadata["policy"] = {
+        "net_arch": list(config.ppo.net_arch),
+        "activation": config.ppo.activation,
+        "weights_sha256": weights_sha256(weights),
+    }
+    metadata["trainer"] = "rllib"
+    metadata["rllib"] = dict(rllib)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
+    npz = stem.with_name(stem.name + ".npz")
+    atomic_write(npz, lambda handle: np.savez(handle, **weights))
+    atomic_write(stem.with_name(stem.name + ".json"), lambda handle: handle.write(text))
+    return npz
+
+
+# ----- the run ---------------------------------------------------------------------------------
+def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verbose: bool = True):
+    """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
+    import torch
+    from fowlplay.training.callbacks import save_snapshot
+    from fowlplay.training.rllib.env import snapshot_module
+    from fowlplay.training.train import RunInterrupted, RunResult, Stop, StopSignals, write_config
+
+    ray = _ray()
+    if config.max_decisions is not None:
+        warnings.warn(
+            f"max_decisions {config.max_decisions} is not applied with trainer: rllib; games end by "
+            "their own caps (set max_decisions: null to silence this)",
+            CheckpointWarning,
+            stacklevel=2,
+        )
+    torch.set_num_threads(config.torch_threads)
+    aec = envs.make(config.game, **config.env_options)
+    pool = {"snapshots_ready": 0, "snapshots_taken": 0}
+    timesteps = 0
+    if checkpoint is not None:
+        metadata = read_metadata(checkpoint)
+        state = metadata.get("rllib", {}).get("state")
+        if metadata.get("trainer") != "rllib" or not state or not (run_dir / state).is_dir():
+            raise CheckpointError(
+                f"checkpoint {checkpoint} holds no RLlib state (rllib/<name>/) to resume from; it was "
+                "not written by trainer: rllib, or its rllib folder is gone"
+            )
+        timesteps = int(metadata["timesteps"])
+        pool = {key: int(metadata["rllib"].get(key, 0)) for key in pool}
+
+    started_ray = start_ray(config)
+    algo = None
+    with StopSignals() as signals:
+        try:
+            algo = algorithm_config(config, aec).build_algo()
+            if checkpoint is not None:
+                algo.restore_from_path(str((run_dir / metadata["rllib"]["state"]).resolve()))
+                # Frozen modules are not synced by PPO: send the restored ones to every env runner.
+                for mid in ["latest", *(snapshot_module(i) for i in range(pool["snapshots_ready"]))]:
+                    set_frozen(algo, mid, algo.learner_group.get_weights([mid])[mid])
+            else:
+                set_frozen(algo, "latest", learner_weights(algo))
+            announce_snapshots(algo, pool["snapshots_ready"])
+            with signals.hold():
+                write_config(config, run_dir)
+
+            def checkpoint_now(kind: str, steps: int) -> Path:
+                stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{steps}"
+                with signals.hold(stop_after=kind == "periodic"):
+                    return save(algo, aec, config, run_dir, stem, steps, kind, pool)
+
+            if verbose:
+                start = (
+                    "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
+                )
+                where = config.rllib.address or "a local Ray"
+                print(f"fowlplay-train (rllib): {config.game}, {start} on {where}; run directory {run_dir}")
+            logger = _Logger(run_dir, config, None if checkpoint is None else timesteps)
+            win_rates: dict[str, float] = {}
+            began = time.monotonic()
+            out_of_time = False
+            next_snapshot = (
+                timesteps // config.opponents.snapshot_every + 1
+            ) * config.opponents.snapshot_every
+            every = config.checkpoint_every
+            next_periodic = (timesteps // every + 1) * every if every else None
+            bar = _progress(config, timesteps)
+            try:
+                while timesteps < config.total_timesteps:
+                    tick = time.monotonic()
+                    result = algo.train()
+                    runners = result.get("env_runners", {})
+                    steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
+                    timesteps += steps
+                    bar.update(steps)
+                    set_frozen(algo, "latest", learner_weights(algo))
+                    if timesteps >= next_snapshot:
+                        slot = pool["snapshots_taken"] % config.opponents.snapshot_window
+                        weights = learner_weights(algo)
+                        set_frozen(algo, snapshot_module(slot), weights)
+                        with signals.hold():
+                            save_snapshot(run_dir / "snapshots", timesteps, weights)
+                        pool["snapshots_taken"] += 1
+                        pool["snapshots_ready"] = min(
+                            pool["snapshots_taken"], config.opponents.snapshot_window
+                        )
+                        announce_snapshots(algo, pool["snapshots_ready"])
+                        next_snapshot += config.opponents.snapshot_every
+                    # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
+                    win_rates = {
+                        label: float(runners[f"win_rate_{label}"])
+                        for label in OPPONENT_LABELS
+                        if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
+                    }
+                    with signals.hold():
+                        logger.write(
+                            result,
+                            timesteps,
+                            time.monotonic() - began,
+                            steps / (time.monotonic() - tick),
+                            win_rates,
+                        )
+                    if next_periodic is not None and timesteps >= next_periodic:
+                        checkpoint_now("periodic", timesteps)
+                        next_periodic += every
+                    if config.max_minutes is not None and time.monotonic() - began > 60 * config.max_minutes:
+                        out_of_time = True
+                        break
+            except KeyboardInterrupt as stop:
+                signum = stop.signum if isinstance(stop, Stop) else signal.SIGINT
+                signals.received = signals.received or signum
+                raise RunInterrupted(checkpoint_now("periodic", timesteps), signum) from None
+            finally:
+                bar.close()
+                logger.close()
+            seconds = time.monotonic() - began
+            path = checkpoint_now("final", timesteps)
+            return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time)
+        finally:
+            with signals.hold(stop_after=False):
+                if algo is not None:
+                    algo.stop()
+                if started_ray:
+                    ray.shutdown()
+
+
+def _progress(config: TrainConfig, initial: int):
+    from tqdm import tqdm
+
+    return tqdm(
+        total=config.total_timesteps,
+        initial=min(initial, config.total_timesteps),
+        unit="dec",
+        disable=not config.progress_bar,
+        dynamic_ncols=True,
+    )
+
+
+def _finite(value: Any, default: Any) -> Any:
+    """`value` as a float, or `default` when RLlib reports none (missing, or NaN: no data this iteration)."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return default
+    return value if np.isfinite(value) else default
+
+
+class _Logger:
+    """logs/progress.csv (progress_resumed_<N>.csv after a resume) and TensorBoard event files."""
+
+    def __init__(self, run_dir: Path, config: TrainConfig, resumed_at: int | None) -> None:
+        logs = run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
+        self._file = open(logs / name, "w", newline="")  # noqa: SIM115 - open for the whole run, closed in close()
+        columns = [*LOG_COLUMNS, *(f"win_rate_{label}" for label in OPPONENT_LABELS)]
+        self._csv = csv.DictWriter(self._file, fieldnames=columns)
+        self._csv.writeheader()
+        self._tb = None
+        if config.tensorboard:
+            from tensorboardX import SummaryWriter
+
+            self._tb = SummaryWriter(str(logs))
+        self._iteration = 0
+
+    def write(
+        self, result: dict, timesteps: int, seconds: float, rate: float, win_rates: dict[str, float]
+    ) -> None:
+        """One row per training iteration."""
+        self._iteration += 1
+        learner = result.get("learners", {}).get("learner", {})
+        row = {
+            "timesteps": timesteps,
+            "iteration": self._iteration,
+            "seconds": round(seconds, 2),
+            "decisions_per_s": round(rate, 1),
+            "episodes": int(_finite(result.get("env_runners", {}).get("num_episodes"), 0)),
+            **{key: _finite(learner.get(key), "") for key in ("policy_loss", "vf_loss", "entropy")},
+            **{f"win_rate_{label}": rate for label, rate in win_rates.items()},
+        }
+        self._csv.writerow(row)
+        self._file.flush()
+        if self._tb is not None:
+            for key, value in row.items():
+                if key not in ("timesteps", "iteration") and value != "":
+                    self._tb.add_scalar(f"rllib/{key}", value, timesteps)
+
+    def close(self) -> None:
+        """Flush and close the files."""
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()
