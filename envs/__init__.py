@@ -3,7 +3,9 @@
     from fowlplay import envs
     env = envs.make("chicken_v0", num_players=3, render_mode="ansi")
 
-or, PettingZoo-style, `from fowlplay.envs import chicken_v0; env = chicken_v0.env()`.
+or, PettingZoo-style, `from fowlplay.envs import chicken_v0; env = chicken_v0.env()`. Importing
+this package also registers every game with PettingZoo's registry (PettingZoo 1.27 or newer), so
+that `pettingzoo.make("aec", "fowlplay/chicken_v0", num_players=3)` builds the same environment.
 """
 
 from __future__ import annotations
@@ -49,8 +51,29 @@ def player_counts(name: str) -> range:
     return env_module(name).PLAYER_COUNTS
 
 
+#: PettingZoo's registry namespace for the games: `fowlplay/chicken_v0` (PettingZoo also accepts
+#: the Gymnasium spelling `fowlplay/chicken-v0`, and `fowlplay/chicken` for the newest version).
+PETTINGZOO_NAMESPACE = "fowlplay"
+
+
+def _register_with_pettingzoo() -> None:
+    """Add every game to PettingZoo's AEC registry (it has one from 1.27 on; older ones are skipped)."""
+    import pettingzoo  # already imported by the games' core; pettingzoo is a required dependency
+
+    register = getattr(pettingzoo, "register", None)
+    if register is None:
+        return
+    for name, module in _MODULES.items():
+        # A "module:callable" entry point: the game itself is imported only when it is made.
+        register("aec", f"{PETTINGZOO_NAMESPACE}/{name}", entry_point=f"{module}:env")
+
+
+_register_with_pettingzoo()
+
+
 __all__ = [
     "ENV_NAMES",
+    "PETTINGZOO_NAMESPACE",
     "EnvOrderError",
     "IllegalActionError",
     "UnknownAgentError",

@@ -9,8 +9,10 @@ opponent's move pays the learner at that step.
 
 Illegal actions: MaskablePPO never takes one (it reads `action_masks()`). For learners that do
 (SB3's `check_env` samples unmasked actions), `illegal_action="lose"` (the default) ends the
-episode at once with `illegal_reward`, leaves the game untouched, marks `info["illegal_action"]`
-and warns once; `illegal_action="raise"` raises the AEC env's `IllegalActionError` instead.
+episode at once with `illegal_reward`, leaves the game untouched, puts the AEC env's
+`info["illegal_action"]` (agent, action, why) in the step's info and warns once;
+`illegal_action="raise"` raises the AEC env's `IllegalActionError` instead. Both are the AEC env's
+own `illegal_action` option (the game is built with it), so there is one forfeit, the env's.
 
 `truncation_reward`, when not None, is the learner's reward for the step on which the game is cut
 off by its cap, in place of the game's (0 for a truncated game): a learner that can stall a lost
@@ -41,6 +43,7 @@ import gymnasium as gym
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
+from fowlplay.envs.core.errors import IllegalActionError
 from fowlplay.training.config import check_shaping
 from fowlplay.training.opponents import OpponentPool
 
@@ -72,7 +75,7 @@ class SelfPlayEnv(gym.Env):
         network: dict[str, Any] | None = None,
         render_mode: str | None = None,
         illegal_action: str = "lose",
-        illegal_reward: float = -1.0,
+        illegal_reward: float | None = None,
         truncation_reward: float | None = None,
         decision_cost: float = 0.0,
         max_decisions: int | None = None,
@@ -82,15 +85,23 @@ class SelfPlayEnv(gym.Env):
     ) -> None:
         if illegal_action not in ("lose", "raise"):
             raise ValueError(f"illegal_action must be 'lose' or 'raise'; got {illegal_action!r}")
+        if "illegal_action" in (env_options or {}):
+            raise ValueError(
+                "env_options may not set illegal_action: SelfPlayEnv builds the game with its own "
+                "illegal_action ('lose' or 'raise')"
+            )
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        # None: the game's own forfeit reward (-1); a number replaces it, as truncation_reward does.
+        self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
         self.truncation_reward = None if truncation_reward is None else float(truncation_reward)
         self.decision_cost = float(decision_cost)
         self.max_decisions = max_decisions
         self._decisions = 0
         self._warned_illegal = False
         self.game = game
-        self.aec = envs.make(game, render_mode=render_mode, **(env_options or {}))
+        self.aec = envs.make(
+            game, render_mode=render_mode, illegal_action=illegal_action, **(env_options or {})
+        )
         self.shaping = float(shaping)
         self.gamma = float(gamma)
         check_shaping(self.shaping, self.aec)
@@ -113,7 +124,6 @@ class SelfPlayEnv(gym.Env):
         self._opponents: dict[str, Any] = {}
         self._labels: list[str] = []
         self._return = 0.0
-        self._forfeit = False
         self._cut = False
 
     # ----- the gymnasium API --------------------------------------------------------------------
@@ -141,7 +151,6 @@ class SelfPlayEnv(gym.Env):
                 self._labels.append(label)
             self.aec.reset(seed=int(rng.integers(_SEED_LIMIT)))
             self._return = 0.0
-            self._forfeit = False
             self._cut = False
             self._decisions = 0
             yield from self._opponent_moves()
@@ -156,10 +165,13 @@ class SelfPlayEnv(gym.Env):
         """`step()` as a generator: yields each opponent decision, receives its action."""
         if self._over():
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        if self.illegal_action == "lose" and not self._is_legal(action):
-            return self._lose_on_illegal(action)
         before = self._return
-        self.aec.step(action)  # raises IllegalActionError (and changes nothing) if illegal
+        # An illegal action raises IllegalActionError ("raise") or forfeits the game ("lose"); either
+        # way the game itself is unchanged.
+        self.aec.step(action)
+        forfeit = self.aec.infos[self._learner].get("illegal_action")
+        if forfeit is not None:
+            return self._lose_on_illegal(forfeit, before)
         self._return += self.aec.rewards[self._learner]
         yield from self._opponent_moves()
         self._return -= self.decision_cost
@@ -216,39 +228,32 @@ class SelfPlayEnv(gym.Env):
 
     # ----- inside ------------------------------------------------------------------------------
     def _over(self) -> bool:
-        return (
-            self._forfeit
-            or self._cut
-            or self.aec.terminations[self._learner]
-            or self.aec.truncations[self._learner]
-        )
+        return self._cut or self.aec.terminations[self._learner] or self.aec.truncations[self._learner]
 
     def _phi(self) -> float:
         return self.aec.unwrapped.game.potential(self._seat) if self.shaping else 0.0
 
-    def _is_legal(self, action: Any) -> bool:
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            return False
-        return 0 <= action < self._mask.size and bool(self._mask[action])
-
-    def _lose_on_illegal(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def _lose_on_illegal(self, forfeit: dict, before: float) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The step on which the AEC env forfeited the learner's game for an illegal action."""
         if not self._warned_illegal:
             self._warned_illegal = True
             warnings.warn(
-                f"SelfPlayEnv({self.game}): illegal action {action!r} ends the episode as a loss "
-                f"(reward {self.illegal_reward}); pass the env's action_masks() to the learner, "
+                f"SelfPlayEnv({self.game}): illegal action {forfeit['action']!r} ends the episode as a loss "
+                f"(reward {self._illegal_reward()}); pass the env's action_masks() to the learner, "
                 "or illegal_action='raise' to fail instead",
                 RuntimeWarning,
                 stacklevel=5,  # the caller of step(), through step_moves and _play
             )
+        reward = self._illegal_reward()
+        self._return = before + reward
         observation = self._observe()
-        self._forfeit = True
-        self._mask = self._no_actions
-        self._return += self.illegal_reward
-        info = {"learner_seat": self._seat, "illegal_action": True, **self._episode_info()}
-        return observation, self.illegal_reward, True, False, info
+        info = {"learner_seat": self._seat, "illegal_action": forfeit, **self._episode_info()}
+        return observation, reward, True, False, info
+
+    def _illegal_reward(self) -> float:
+        if self.illegal_reward is not None:
+            return self.illegal_reward
+        return float(self.aec.rewards[self._learner])
 
     def _opponent_moves(self) -> Moves:
         aec = self.aec
@@ -262,6 +267,10 @@ class SelfPlayEnv(gym.Env):
                 obs = aec.observe(agent)
                 action = yield opponent, obs["observation"], obs["action_mask"]
             aec.step(action)
+            forfeit = aec.infos[agent].get("illegal_action")
+            if forfeit is not None:
+                # The pool's opponents read their masks: an illegal move is a bug, never a free win.
+                raise IllegalActionError(f"opponent {opponent.name!r} in seat {agent}: {forfeit['error']}")
             self._return += aec.rewards[self._learner]
 
     def _observe(self) -> np.ndarray:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from fowlplay import envs
-from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.envs.core.agents import Agent, RandomAgent
 from fowlplay.envs.core.errors import IllegalActionError
 from fowlplay.training.selfplay import SelfPlayEnv
 from stable_baselines3.common.env_checker import check_env
@@ -142,10 +142,44 @@ def test_illegal_action_lose_mode_ends_the_episode_and_warns(scripted):
     before = env.aec.game.state_dict()
     with pytest.warns(RuntimeWarning, match="illegal action"):
         _, reward, terminated, truncated, info = env.step(BID_1)  # the bid is already 1
-    assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    # The forfeit is the AEC env's own (built with illegal_action="lose"), and its info says why.
+    assert env.aec.illegal_action == "lose"
+    forfeit = info["illegal_action"]
+    assert (forfeit["agent"], forfeit["action"]) == ("player_1", BID_1) and "not legal" in forfeit["error"]
+    assert (info["outcome"], info["episode_return"]) == ("loss", -1.0)
+    assert env.aec.rewards == {"player_0": 1.0, "player_1": -1.0}
+    assert not env.action_masks().any()
     assert env.aec.game.state_dict() == before
     with pytest.raises(RuntimeError, match="reset"):
         env.step(PASS)
+
+
+def test_illegal_reward_replaces_the_forfeit_reward(scripted):
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1, illegal_reward=-5.0)
+    scripted(env, [BID_1])
+    env.reset(seed=0)
+    with pytest.warns(RuntimeWarning, match=r"reward -5\.0"):
+        _, reward, terminated, _, info = env.step(1.5)  # not even an action id
+    assert (reward, terminated, info["episode_return"]) == (-5.0, True, -5.0)
+    assert "not an integer action id" in info["illegal_action"]["error"]
+
+
+def test_an_opponents_illegal_action_is_an_error_not_a_win():
+    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    env.pool.draw = lambda rng: ("scripted", _Blunderer())
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="opponent 'blunderer' in seat player_1"):
+        env.step(BID_1)  # player_1 then bids 1 again, which is illegal
+
+
+class _Blunderer(Agent):
+    """Always bids 1, legal or not."""
+
+    name = "blunderer"
+
+    def act(self, observation, action_mask):
+        return BID_1
 
 
 def test_bad_settings_are_refused():
@@ -157,6 +191,8 @@ def test_bad_settings_are_refused():
         SelfPlayEnv("chicken_v0", opponents={"latest": 1.0})
     with pytest.raises(ValueError, match="unknown game"):
         SelfPlayEnv("no_such_game_v0")
+    with pytest.raises(ValueError, match="env_options may not set illegal_action"):
+        SelfPlayEnv("chicken_v0", env_options={"illegal_action": "raise"})
 
 
 @pytest.mark.parametrize(
