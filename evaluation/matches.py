@@ -14,6 +14,10 @@ Seats for more than two players (`seating`):
   match each agent holds every seat, and the majority, equally often.
 - "combinations": every set of `players` distinct agents gets a table (needs at least that many
   agents); its arrangements are the `players` cyclic rotations.
+- "one-vs-rest": the first listed agent holds one seat and each other listed agent in turn holds all
+  the others (A, B, B, ...), under every cyclic rotation; `fowlplay-exploit` scores a best response
+  alone against the agent it exploits this way. With two players it is "pairs" for the first agent's
+  pairings only.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from fowlplay.envs.core.rewards import win_rewards
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
 from fowlplay.evaluation.report import OutputError, write_json
 
-SEATINGS = ("pairs", "combinations")
+SEATINGS = ("pairs", "combinations", "one-vs-rest")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
 DEAL_KEY, AGENT_KEY, BOOTSTRAP_KEY = 0, 1, 2
 #: Largest integer a JSON reader without big integers keeps exactly (2**53).
@@ -115,6 +119,8 @@ def tables(num_agents: int, players: int, seating: str = "pairs") -> list[tuple[
         raise ValueError(f"a round robin needs at least 2 agents; got {num_agents}")
     if seating == "pairs":
         return [tuple((i, j)[s % 2] for s in range(players)) for i, j in combinations(range(num_agents), 2)]
+    if seating == "one-vs-rest":
+        return [(0,) + (j,) * (players - 1) for j in range(1, num_agents)]
     if num_agents < players:
         raise ValueError(
             f"seating 'combinations' needs at least {players} agents for {players} players; "

@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,9 @@ RUN_FILES = (
     "logs",
     "rllib",
 )
+#: Builds the opponent pool of one SelfPlayEnv from its AEC env (anything with the pool's
+#: `draw(rng)`, `set_latest`, `add_snapshot` and `snapshot_names`); `fowlplay-exploit` seats a fixed agent.
+PoolFactory = Callable[[Any], Any]
 #: The signals that stop a run after saving a checkpoint: Ctrl-C, and what `timeout`, `docker stop`
 #: and batch schedulers send.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -135,7 +138,7 @@ class RunResult:
 
 
 # ----- environments ---------------------------------------------------------------------------
-def _worker_env(torch_threads: int, **kwargs: Any):
+def _worker_env(torch_threads: int, pool_factory: PoolFactory | None = None, **kwargs: Any):
     """Build one SelfPlayEnv (in a subprocess worker, or in-process for 'dummy')."""
     from fowlplay.training.selfplay import SelfPlayEnv
     from stable_baselines3.common.monitor import Monitor
@@ -148,16 +151,21 @@ def _worker_env(torch_threads: int, **kwargs: Any):
         import torch
 
         torch.set_num_threads(torch_threads)
-    return Monitor(SelfPlayEnv(**kwargs))
+    env = SelfPlayEnv(**kwargs)
+    if pool_factory is not None:
+        env.pool = pool_factory(env.aec)
+    return Monitor(env)
 
 
-def make_vec_env(config: TrainConfig):
-    """The learner's vectorised SelfPlayEnvs, as the config asks."""
+def make_vec_env(config: TrainConfig, pool_factory: PoolFactory | None = None):
+    """The learner's vectorised SelfPlayEnvs, as the config asks; `pool_factory(aec_env)`, when
+    given, replaces each environment's opponent pool (config.opponents is then unused)."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     factory = functools.partial(
         _worker_env,
         torch_threads=1,
+        pool_factory=pool_factory,
         game=config.game,
         env_options=config.training_options(),
         opponents=config.opponents.weights(),
@@ -175,8 +183,13 @@ def make_vec_env(config: TrainConfig):
         from fowlplay.training.vec_env import SelfPlayVecEnv
         from stable_baselines3.common.vec_env import VecMonitor
 
-        kwargs = {key: value for key, value in factory.keywords.items() if key != "torch_threads"}
-        vec_env = VecMonitor(SelfPlayVecEnv(config.n_envs, **kwargs))
+        kwargs = {k: v for k, v in factory.keywords.items() if k not in ("torch_threads", "pool_factory")}
+        vec_env = SelfPlayVecEnv(config.n_envs, **kwargs)
+        if pool_factory is not None:
+            # One pool per environment, built on that environment's game (a search agent plans on it).
+            for env in vec_env.envs:
+                env.pool = pool_factory(env.aec)
+        vec_env = VecMonitor(vec_env)
     elif config.vec_env == "dummy":
         vec_env = DummyVecEnv(factories)
     else:
@@ -330,11 +343,16 @@ def _logger(run_dir: Path, config: TrainConfig, resumed_at: int | None):
 
 
 # ----- training -------------------------------------------------------------------------------
-def train(config: TrainConfig, overwrite: bool = False, verbose: bool = True) -> RunResult:
-    """Start a new run in `config.run_dir()`."""
+def train(
+    config: TrainConfig,
+    overwrite: bool = False,
+    verbose: bool = True,
+    pool_factory: PoolFactory | None = None,
+) -> RunResult:
+    """Start a new run in `config.run_dir()` (`pool_factory`: see `make_vec_env`)."""
     run_dir = config.run_dir()
     prepare_run_dir(run_dir, overwrite)
-    return _run(config, run_dir, checkpoint=None, verbose=verbose)
+    return _run(config, run_dir, checkpoint=None, verbose=verbose, pool_factory=pool_factory)
 
 
 def checkpoint_network(stem: Path) -> dict[str, Any]:
@@ -347,11 +365,17 @@ def checkpoint_network(stem: Path) -> dict[str, Any]:
     return network_of(model.policy)
 
 
-def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose: bool = True) -> RunResult:
+def resume(
+    run_dir: str | Path,
+    overrides: dict[str, Any] | None = None,
+    verbose: bool = True,
+    pool_factory: PoolFactory | None = None,
+) -> RunResult:
     """Continue a run from its newest checkpoint up to its (possibly raised) total_timesteps.
 
     Any config key may change but the game, the seed and the network's shape (`NETWORK_KEYS`), which
     the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded.
+    `pool_factory` (see `make_vec_env`) must be the one the run started with.
     """
     from fowlplay.training.config import NETWORK_KEYS
 
@@ -392,11 +416,19 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
             stacklevel=2,
         )
         setattr(getattr(config, section), name, real)
-    return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose)
+    return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose, pool_factory=pool_factory)
 
 
-def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: bool) -> RunResult:
+def _run(
+    config: TrainConfig,
+    run_dir: Path,
+    checkpoint: Path | None,
+    verbose: bool,
+    pool_factory: PoolFactory | None = None,
+) -> RunResult:
     if config.trainer == "rllib":
+        if pool_factory is not None:
+            raise ConfigError("trainer rllib has no pool hook; fowlplay-exploit trains its best response with MaskablePPO")
         # Ray RLlib's PPO (the rllib extra), imported only when asked for.
         from fowlplay.training.rllib.run import run
 
@@ -458,7 +490,7 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
 
         # --- environments and learner
-        vec_env = make_vec_env(config)
+        vec_env = make_vec_env(config, pool_factory)
         interrupted = False
         try:
             if checkpoint is None:
