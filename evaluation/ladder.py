@@ -27,11 +27,14 @@ from fowlplay.evaluation.ratings import bootstrap_bradley_terry, comparison_matr
 LADDER_VERSION = "1"
 #: The agent rated exactly 0.
 ANCHOR = "random"
-#: ISMCTS simulations per decision (low, high) per game. Measured on one busy core, one 2-player
-#: game against the baseline (3 players for Murray) took: Chicken 0.9 s at 10 and 4 s at 50;
-#: Murder, She Crows 1.6 s at 10; Murder Most Fowl 6 s at 10; Murray 7.5 s at 10 (two search seats).
+#: ISMCTS simulations per decision (low, high) per game. A simulation rolls a whole game out with
+#: the baseline, so a game's cost is about N x decisions x rollout length. Measured on one idle
+#: core, one 2-player game against the baseline (3 players for Murray, two search seats) took:
+#: Chicken 0.9 s at 10 and 4 s at 50; Murder, She Crows 1.6 s at 10; Murder Most Fowl 6 s at 10;
+#: Murray 7.5 s at 10. Chicken's rollouts between baselines run to hundreds of decisions, so its
+#: budgets are kept low enough for a league of hundreds of games on a shared 2-core machine.
 ISMCTS_BUDGETS: dict[str, tuple[int, int]] = {
-    "chicken_v0": (10, 50),
+    "chicken_v0": (5, 25),
     "murder_she_crows_v0": (10, 50),
     "murder_most_fowl_v0": (5, 20),
     "murray_frog_v0": (5, 20),
