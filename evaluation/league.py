@@ -338,10 +338,12 @@ def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> 
         command += ["--total-timesteps", str(config.exploit["total_timesteps"])]
         command += ["--matches", str(config.exploit["matches"])]
         log(f"{PROG}: exploitability of {spec.label}")
-        target.mkdir(parents=True, exist_ok=True)
-        status = run_training(command, target / "exploit.log", None)
+        # The log sits beside the output folder: fowlplay-exploit refuses a folder holding foreign files.
+        target.parent.mkdir(parents=True, exist_ok=True)
+        log_path = target.parent / f"{target.name}.log"
+        status = run_training(command, log_path, None)
         if status != 0 or not result_path.exists():
-            why = _tail(target / "exploit.log")
+            why = _tail(log_path)
             return {"status": "error", "message": f"fowlplay-exploit failed (exit status {status}): {why}"}
     data = json.loads(result_path.read_text())
     lo, hi = data.get("score_lo"), data.get("score_hi")
