@@ -1,8 +1,10 @@
-"""Self-play training of MaskablePPO agents for every registered fowlplay game.
+"""Self-play training of agents for every registered fowlplay game (MaskablePPO, PSRO-style
+MaskablePPO, or a masked DQN: the config's `trainer:`).
 
     fowlplay-train --config configs/chicken_v0.yaml            # a run in runs/chicken_v0
     fowlplay-train --config configs/chicken_v0.yaml --total-timesteps 50000 --out runs/quick --seed 1
     fowlplay-train --resume runs/chicken_v0 --total-timesteps 400000   # continue (Ctrl-C saves first)
+    fowlplay-train --config configs/chicken_v0.yaml --set trainer=psro --out runs/chicken_psro
     fowlplay-train --list-keys                                  # every config key, default and meaning
 
 - `SelfPlayEnv` (selfplay.py): one seat of a game as a gymnasium env; opponents play inside it.
@@ -14,6 +16,9 @@
   `load_checkpoint` (the SB3 zip, unpickled: your own runs only), `read_metadata`,
   `check_compatible`, `convert`, `CheckpointError`, and the run directory layout.
 - `PolicyAgent` (policy.py): a checkpoint as an `fowlplay.envs.core.agents.Agent`.
+- dqn.py: the masked DQN (`trainer: dqn`); psro.py: the meta-game and its Nash meta-solver
+  (`trainer: psro`); ladder.py: periodic evaluation against random and the baseline, which keeps
+  the best checkpoint and writes `evaluation.csv`.
 
 Heavy modules (torch, stable-baselines3) load only when a name that needs them is used.
 """

@@ -1,5 +1,6 @@
 """What runs alongside `model.learn`: refreshing the opponent pool, snapshots, periodic
-checkpoints, per-opponent win rates and the wall-time budget."""
+checkpoints, periodic evaluations (the best checkpoint), per-opponent win rates and the wall-time
+budget. The same callback serves every trainer (MaskablePPO and SB3's DQN)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from fowlplay.training.checkpoint import CheckpointWarning, atomic_write
-from fowlplay.training.policy import policy_state
+from fowlplay.training.policy import playing_state
 from stable_baselines3.common.callbacks import BaseCallback
 
 #: Outcome of an episode as the number averaged into a win rate.
@@ -81,8 +82,20 @@ class SelfPlayCallback(BaseCallback):
         max_minutes: float | None = None,
         initial_snapshots: list[tuple[str, dict[str, np.ndarray]]] | None = None,
         hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+        latest_every: int = 0,
+        on_snapshot: Callable[[str, dict[str, np.ndarray], int], None] | None = None,
+        eval_every: int = 0,
+        evaluate: Callable[[int], None] | None = None,
     ) -> None:
         super().__init__()
+        #: Timesteps between refreshes of the `latest` opponent (0: every rollout, as PPO's are long).
+        self.latest_every = latest_every
+        self._refreshed: int | None = None
+        #: Called with (name, weights, timesteps) for each snapshot added to the pool (the PSRO meta-game).
+        self.on_snapshot = on_snapshot
+        #: Called with the timesteps every `eval_every` of them (the best checkpoint's evaluation).
+        self.eval_every = eval_every
+        self.evaluate = evaluate
         #: Wraps every file write, so a stop signal waits for it (`train.StopSignals.hold`).
         self.hold = hold
         self.snapshot_dir = run_dir / "snapshots"
@@ -102,10 +115,16 @@ class SelfPlayCallback(BaseCallback):
         for name, state in self.initial_snapshots:
             self.training_env.env_method("add_snapshot", name, state)
             self.snapshots.append(name)
+            if self.on_snapshot is not None:
+                self.on_snapshot(name, state, self.num_timesteps)
 
     def _on_rollout_start(self) -> None:
-        # The `latest` opponent plays the learner as it is now, for the whole rollout.
-        self.training_env.env_method("set_latest", policy_state(self.model.policy))
+        # The `latest` opponent plays the learner as it is now, for the whole rollout (an
+        # off-policy learner's rollouts are a few steps, so its refreshes are spaced out).
+        now = self.num_timesteps
+        if self._refreshed is None or now - self._refreshed >= self.latest_every:
+            self._refreshed = now
+            self.training_env.env_method("set_latest", playing_state(self.model))
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -115,13 +134,17 @@ class SelfPlayCallback(BaseCallback):
         now, before = self.num_timesteps, self._last_step
         self._last_step = now
         if now // self.snapshot_every > before // self.snapshot_every:
-            state = policy_state(self.model.policy)
+            state = playing_state(self.model)
             with self.hold():
                 name = save_snapshot(self.snapshot_dir, now, state)
             self.training_env.env_method("add_snapshot", name, state)
             self.snapshots.append(name)
+            if self.on_snapshot is not None:
+                self.on_snapshot(name, state, now)
         if self.checkpoint_every and now // self.checkpoint_every > before // self.checkpoint_every:
             self.save_periodic(now)
+        if self.eval_every and self.evaluate and now // self.eval_every > before // self.eval_every:
+            self.evaluate(now)
         if self.max_seconds is not None and time.monotonic() - self._started > self.max_seconds:
             self.out_of_time = True
             return False

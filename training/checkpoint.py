@@ -10,14 +10,19 @@ so a `.json` means the checkpoint is complete:
   `data` entry is cloudpickle: loading it runs any code the file holds. Load it only from a run you
   made yourself (`load_checkpoint`, `--resume`), or with an explicit `trust_checkpoint`.
 - `<stem>.json`: the game, its options, the spaces, the network (`policy`: `net_arch`,
-  `activation`, `weights_sha256`), the package version, seed, timesteps and the whole config; it
-  lets evaluation rebuild the game and refuse a checkpoint that does not fit it.
+  `activation`, `head`, `weights_sha256`), the package version, seed, timesteps and the whole
+  config; it lets evaluation rebuild the game and refuse a checkpoint that does not fit it. `head`
+  is `actor_critic` (MaskablePPO, a masked softmax; the default when absent) or `q_values` (the
+  masked DQN, the argmax of the masked Q-values). A `best` checkpoint also holds `evaluation`
+  (its scores against the ladder); `final` holds `best` (which checkpoint evaluated best).
 
 Run directory layout::
 
     <out>/config.yaml                          the resolved config of the run
     <out>/checkpoints/step_<N>.npz/.zip/.json  periodic checkpoints (and the one Ctrl-C saves)
     <out>/final.npz/.zip/.json                 the checkpoint at the end of training
+    <out>/best.npz/.zip/.json                  the best-scoring checkpoint against random and baseline
+    <out>/evaluation.csv                       the learner's score against them at each evaluation
     <out>/logs/                                progress*.csv and TensorBoard event files
     <out>/snapshots/step_<N>.npz               policy weights of earlier learners (the opponent pool)
 """
@@ -51,7 +56,7 @@ METADATA_KEYS = (
     "created",
     "kind",
 )
-KINDS = ("final", "periodic")
+KINDS = ("final", "periodic", "best")
 SUFFIXES = (".json", ".zip", ".npz")
 _STEP_NAME = re.compile(r"^step_(\d+)\.(?:json|zip|npz)$")
 #: What to tell a user whose checkpoint has no tensor-only weights file.
@@ -109,16 +114,20 @@ def _is_complete(stem: Path) -> bool:
     return _with(stem, ".json").exists()
 
 
-def resolve(path: str | Path) -> Path:
+def resolve(path: str | Path, prefer_best: bool = True) -> Path:
     """The checkpoint stem `path` names: a .npz, .zip, .json, a stem, or a run directory.
 
-    For a run directory: the newest complete checkpoint (final, unless a periodic one is newer: a
-    resumed run that was interrupted). A damaged `.json` is an error naming it; a checkpoint whose
-    `.json` was never written (a save cut short) is passed over with a `CheckpointWarning`.
+    For a run directory: its best checkpoint (`best`, kept by periodic evaluation) when it has a
+    complete one and `prefer_best`; else the newest complete checkpoint (final, unless a periodic
+    one is newer: a resumed run that was interrupted). A damaged `.json` is an error naming it; a
+    checkpoint whose `.json` was never written (a save cut short) is passed over with a
+    `CheckpointWarning`. `<run>/final` names the final checkpoint.
     """
     path = Path(path)
     if not path.is_dir():
         return _stem(path)
+    if prefer_best and _is_complete(path / "best"):
+        return path / "best"
     final = path / "final"
     best: tuple[int, Path] | None = None
     skipped: list[tuple[int | None, Path]] = []
@@ -243,15 +252,16 @@ def atomic_write(target: Path, write) -> None:
 def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
     """Write `<path>.npz` (weights), `<path>.zip` (the SB3 model) and `<path>.json` (metadata with the
     network added) atomically; return the zip path."""
-    from fowlplay.training.policy import policy_state
+    from fowlplay.training.policy import head_of, playing_state
 
     missing = [key for key in METADATA_KEYS if key not in metadata]
     if missing:
         raise ValueError(f"checkpoint metadata lacks {missing}; it needs {list(METADATA_KEYS)}")
     stem = _stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    state = policy_state(model.policy)
-    metadata = {**metadata, "policy": {**network_of(model.policy), "weights_sha256": weights_sha256(state)}}
+    state = playing_state(model)
+    network = {**network_of(model.policy), "head": head_of(model), "weights_sha256": weights_sha256(state)}
+    metadata = {**metadata, "policy": network}
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
     atomic_write(_with(stem, ".npz"), lambda handle: np.savez(handle, **state))
     zip_path = _with(stem, ".zip")
@@ -277,9 +287,10 @@ def _read_json(json_path: Path) -> dict[str, Any]:
     return metadata
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata of a checkpoint, plus `checkpoint` (the path of its .zip) and `stem`."""
-    stem = resolve(path)
+def read_metadata(path: str | Path, prefer_best: bool = True) -> dict[str, Any]:
+    """The metadata of a checkpoint, plus `checkpoint` (the path of its .zip) and `stem`; for a run
+    directory, of its best checkpoint (`resolve`)."""
+    stem = resolve(path, prefer_best)
     metadata = _read_json(_with(stem, ".json"))
     metadata["checkpoint"] = str(_with(stem, ".zip"))
     metadata["stem"] = str(stem)
@@ -293,21 +304,32 @@ def load_checkpoint(
     and `changes` (hyperparameters such as `learning_rate`) replace the saved ones.
 
     This unpickles the zip's `data`, which runs any code the file holds: use it for your own runs
-    (`--resume` does); `load_policy` reads a checkpoint without unpickling anything.
+    (`--resume` does); `load_policy` reads a checkpoint without unpickling anything. For a run
+    directory it loads the newest checkpoint (what training goes on from), not the best.
     """
-    from sb3_contrib import MaskablePPO
-
-    metadata = read_metadata(path)
+    metadata = read_metadata(path, prefer_best=False)
     zip_path = Path(metadata["checkpoint"])
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
+    config = metadata.get("config")
+    trainer = config.get("trainer", "ppo") if isinstance(config, dict) else "ppo"
+    if trainer == "dqn":
+        from fowlplay.training.dqn import MaskedDQN
+
+        algorithm = MaskedDQN
+    else:
+        from sb3_contrib import MaskablePPO
+
+        algorithm = MaskablePPO
     try:
-        model = MaskablePPO.load(zip_path, env=env, device=device, **changes)
+        model = algorithm.load(zip_path, env=env, device=device, **changes)
     except Exception as exc:  # SB3 raises many kinds on a damaged zip; all mean the same here
         raise CheckpointError(
-            f"checkpoint {zip_path} is corrupt or not a MaskablePPO model: {type(exc).__name__}: {exc}"
+            f"checkpoint {zip_path} is corrupt or not a {algorithm.__name__} model: {type(exc).__name__}: {exc}"
         ) from exc
-    obs_size = int(model.observation_space.shape[0])
+    space = model.observation_space
+    # The masked DQN's observations are {"observation", "action_mask"} dicts.
+    obs_size = int((space["observation"] if hasattr(space, "spaces") else space).shape[0])
     actions = int(model.action_space.n)
     if (obs_size, actions) != (metadata["observation_size"], metadata["action_count"]):
         raise CheckpointError(
@@ -334,10 +356,17 @@ def load_policy(
         policy, state = _policy_from_weights(weights_path, metadata)
     elif trust_checkpoint:
         model, _ = load_checkpoint(stem)
-        policy = model.policy
-        from fowlplay.training.policy import policy_state
+        from fowlplay.training.policy import build_policy, head_of, load_policy_state, playing_state
 
-        state = policy_state(policy)
+        state = playing_state(model)
+        if head_of(model) == "q_values":
+            network = network_of(model.policy)
+            policy = build_policy(
+                model.observation_space["observation"], model.action_space, head="q_values", **network
+            )
+            load_policy_state(policy, state)
+        else:
+            policy = model.policy
         weights_path = Path(metadata["checkpoint"])
     else:
         raise CheckpointError(
@@ -376,7 +405,8 @@ def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
     obs_space = spaces.Box(-np.inf, np.inf, shape=(int(metadata["observation_size"]),), dtype=np.float32)
     action_space = spaces.Discrete(int(metadata["action_count"]))
     try:
-        policy = build_policy(obs_space, action_space, network["net_arch"], network["activation"])
+        head = network.get("head", "actor_critic")
+        policy = build_policy(obs_space, action_space, network["net_arch"], network["activation"], head)
         load_policy_state(policy, state)
     except (ValueError, TypeError, RuntimeError) as exc:
         raise CheckpointError(
@@ -392,11 +422,11 @@ def convert(path: str | Path) -> list[Path]:
 
     It loads the SB3 zip, so it runs any code the zip holds: convert only checkpoints you trust.
     """
-    from fowlplay.training.policy import policy_state
+    from fowlplay.training.policy import head_of, playing_state
 
     path = Path(path)
     if path.is_dir():
-        stems = [stem for _, stem in periodic_checkpoints(path)] + [path / "final"]
+        stems = [stem for _, stem in periodic_checkpoints(path)] + [path / "final", path / "best"]
         stems = [stem for stem in stems if _is_complete(stem)]
         if not stems:
             raise CheckpointError(f"{path} holds no complete checkpoint to convert")
@@ -405,10 +435,11 @@ def convert(path: str | Path) -> list[Path]:
     written = []
     for stem in stems:
         model, metadata = load_checkpoint(stem)
-        state = policy_state(model.policy)
+        state = playing_state(model)
         for key in ("checkpoint", "stem"):
             metadata.pop(key)
-        metadata["policy"] = {**network_of(model.policy), "weights_sha256": weights_sha256(state)}
+        network = {**network_of(model.policy), "head": head_of(model)}
+        metadata["policy"] = {**network, "weights_sha256": weights_sha256(state)}
         text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
         atomic_write(_with(stem, ".npz"), lambda handle, state=state: np.savez(handle, **state))
         atomic_write(_with(stem, ".json"), lambda handle, text=text: handle.write(text))

@@ -182,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
         overrides = overrides_from(args)
         if args.resume:
             run_dir = Path(args.resume)
-            for key in ("seed", "out", "game", "env_options"):
+            for key in ("seed", "out", "game", "env_options", "trainer"):
                 if key in overrides or any(k.startswith(key + ".") for k in overrides):
                     raise ConfigError(
                         f"--resume continues {args.resume} as it was started; {key} cannot change"
@@ -224,6 +224,12 @@ def _run(args: argparse.Namespace) -> int:
         f"{PROG}: {result.timesteps} timesteps in {result.seconds:.0f} s{why}; "
         f"saved {result.checkpoint}\n  recent training win rate by opponent kind: {rates}"
     )
+    if result.best is not None:
+        scores = ", ".join(f"{name} {score:.3f}" for name, score in result.best["scores"].items())
+        print(
+            f"  best checkpoint (ckpt:{result.run_dir} plays it; ckpt:{result.run_dir}/final the last): "
+            f"{result.best['checkpoint']} at {result.best['timesteps']} timesteps, score vs {scores}"
+        )
     return 0
 
 

@@ -23,12 +23,16 @@ OPPONENT_KINDS = ("random", "baseline", "latest", "snapshot")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("subproc", "dummy", "batched")
+#: Training algorithms (`trainer:`): MaskablePPO against the pool, the same with the pool's sampling
+#: weights from a meta-solver over the snapshots' payoff matrix, and a masked DQN.
+TRAINERS = ("ppo", "psro", "dqn")
+META_SOLVERS = ("nash", "uniform")
 START_METHODS = ("forkserver", "spawn", "fork")
 #: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 #: Config keys that shape the network: a resumed run keeps them (its weights have that shape).
-NETWORK_KEYS = ("ppo.net_arch", "ppo.activation")
+NETWORK_KEYS = ("ppo.net_arch", "ppo.activation", "dqn.net_arch", "dqn.activation")
 #: Largest seed: NumPy's legacy seeding (which SB3 calls) takes 32 bits, and a resumed run adds its timesteps.
 MAX_SEED = 2**31 - 1
 
@@ -60,6 +64,43 @@ class PPOConfig:
         default_factory=lambda: [128, 128]
     )
     activation: Annotated[str, f"hidden activation, one of {list(ACTIVATIONS)}"] = "tanh"
+
+
+@dataclass
+class DQNConfig:
+    """The masked DQN of `trainer: dqn` (stable-baselines3's DQN; names as there)."""
+
+    learning_rate: Annotated[float, "Adam step size"] = 5e-4
+    buffer_size: Annotated[int, "transitions kept in the replay buffer"] = 100_000
+    learning_starts: Annotated[int, "decisions played (uniformly among legal actions) before learning"] = (
+        5_000
+    )
+    batch_size: Annotated[int, "minibatch size of an update"] = 128
+    gamma: Annotated[float, "discount factor per learner decision"] = 0.995
+    train_freq: Annotated[int, "steps per environment between updates"] = 1
+    gradient_steps: Annotated[int, "gradient steps per update"] = 1
+    target_update_interval: Annotated[int, "decisions between copies of the Q-network to its target"] = 2_000
+    exploration_fraction: Annotated[float, "fraction of total_timesteps over which epsilon decays"] = 0.2
+    exploration_initial_eps: Annotated[float, "epsilon of epsilon-greedy at the start"] = 1.0
+    exploration_final_eps: Annotated[float, "epsilon after the decay"] = 0.05
+    max_grad_norm: Annotated[float, "gradient norm clip"] = 10.0
+    latest_every: Annotated[int, "decisions between refreshes of the `latest` opponent's weights"] = 2_048
+    net_arch: Annotated[list[int], "hidden layer sizes of the Q-network"] = field(
+        default_factory=lambda: [128, 128]
+    )
+    activation: Annotated[str, f"hidden activation, one of {list(ACTIVATIONS)}"] = "relu"
+
+
+@dataclass
+class PSROConfig:
+    """`trainer: psro`: MaskablePPO best responses to a meta-strategy over the population."""
+
+    meta_solver: Annotated[
+        str,
+        f"one of {list(META_SOLVERS)}: Nash of the empirical meta-game (PSRO), or uniform over the "
+        "population (fictitious self-play)",
+    ] = "nash"
+    meta_games: Annotated[int, "games per pair of population members to estimate their payoff"] = 20
 
 
 @dataclass
@@ -121,12 +162,46 @@ class TrainConfig:
     win_rate_window: Annotated[int, "episodes per opponent kind averaged in the logged win rates"] = 200
     progress_bar: Annotated[bool, "show a progress bar"] = True
     tensorboard: Annotated[bool, "write TensorBoard event files to <out>/logs"] = True
-    ppo: Annotated[PPOConfig, "MaskablePPO hyperparameters"] = field(default_factory=PPOConfig)
+    trainer: Annotated[
+        str,
+        f"training algorithm, one of {list(TRAINERS)}: MaskablePPO against the pool, PSRO-style "
+        "MaskablePPO (pool weights from a meta-solver), masked DQN",
+    ] = "ppo"
+    eval_every: Annotated[
+        int,
+        "decisions between evaluations against random and baseline that keep the best checkpoint (0: none)",
+    ] = 25_000
+    eval_games: Annotated[int, "games against each of random and baseline per evaluation (seats rotated)"] = (
+        100
+    )
+    ppo: Annotated[PPOConfig, "MaskablePPO hyperparameters (trainers ppo and psro)"] = field(
+        default_factory=PPOConfig
+    )
+    dqn: Annotated[DQNConfig, "masked DQN hyperparameters (trainer dqn)"] = field(default_factory=DQNConfig)
+    psro: Annotated[PSROConfig, "the meta-game of trainer psro"] = field(default_factory=PSROConfig)
     opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
 
     def training_options(self) -> dict[str, Any]:
         """The game options the learner trains on: env_options with reward_options on top."""
         return {**self.env_options, **self.reward_options}
+
+    def gamma(self) -> float:
+        """The learner's discount (the one potential-based shaping must use)."""
+        return self.dqn.gamma if self.trainer == "dqn" else self.ppo.gamma
+
+    def network(self) -> dict[str, Any]:
+        """The learner's network as the opponent pool rebuilds it: net_arch, activation and head."""
+        if self.trainer == "dqn":
+            return {
+                "net_arch": list(self.dqn.net_arch),
+                "activation": self.dqn.activation,
+                "head": "q_values",
+            }
+        return {
+            "net_arch": list(self.ppo.net_arch),
+            "activation": self.ppo.activation,
+            "head": "actor_critic",
+        }
 
     def run_dir(self) -> Path:
         """The run directory with `{game}` filled in."""
@@ -139,6 +214,7 @@ class TrainConfig:
     def validate(self) -> None:
         """Raise ConfigError on a value no run could use."""
         _finite(self, "")
+        _choice("trainer", self.trainer, TRAINERS)
         if self.game not in envs.ENV_NAMES:
             raise ConfigError(f"game: unknown game {self.game!r}; registered games: {list(envs.ENV_NAMES)}")
         try:
@@ -169,6 +245,8 @@ class TrainConfig:
         _positive("checkpoint_every", self.checkpoint_every)
         _positive("torch_threads", self.torch_threads, allow_zero=False)
         _positive("win_rate_window", self.win_rate_window, allow_zero=False)
+        _positive("eval_every", self.eval_every)
+        _positive("eval_games", self.eval_games, allow_zero=False)
         if self.max_minutes is not None and self.max_minutes <= 0:
             raise ConfigError(f"max_minutes must be > 0 or null; got {self.max_minutes!r}")
         _choice("vec_env", self.vec_env, VEC_ENVS)
@@ -207,6 +285,24 @@ class TrainConfig:
             )
         _positive("opponents.snapshot_every", opp.snapshot_every, allow_zero=False)
         _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
+        if self.trainer == "psro" and weights["latest"] >= sum(weights.values()):
+            raise ConfigError("trainer psro: opponents.latest must leave a share to the meta-strategy")
+        dqn = self.dqn
+        for name in ("buffer_size", "batch_size", "train_freq", "gradient_steps", "target_update_interval"):
+            _positive(f"dqn.{name}", getattr(dqn, name), allow_zero=False)
+        for name in ("learning_rate", "max_grad_norm", "latest_every"):
+            _positive(f"dqn.{name}", getattr(dqn, name), allow_zero=False)
+        _positive("dqn.learning_starts", dqn.learning_starts)
+        if not 0 < dqn.gamma <= 1:
+            raise ConfigError(f"dqn.gamma must be in (0, 1]; got {dqn.gamma}")
+        for name in ("exploration_fraction", "exploration_initial_eps", "exploration_final_eps"):
+            if not 0 <= getattr(dqn, name) <= 1:
+                raise ConfigError(f"dqn.{name} must be in [0, 1]; got {getattr(dqn, name)!r}")
+        if not dqn.net_arch or any(size < 1 for size in dqn.net_arch):
+            raise ConfigError(f"dqn.net_arch must list positive layer sizes; got {dqn.net_arch!r}")
+        _choice("dqn.activation", dqn.activation, ACTIVATIONS)
+        _choice("psro.meta_solver", self.psro.meta_solver, META_SOLVERS)
+        _positive("psro.meta_games", self.psro.meta_games, allow_zero=False)
 
 
 def check_shaping(shaping: float, aec) -> None:

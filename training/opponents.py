@@ -4,7 +4,9 @@ Kinds: `random` (uniform over legal actions), `baseline` (the game's rule-based 
 `latest` (the learner as of the last rollout) and `snapshot` (one of the last `window` saved
 learners). The trainer sends weights with `set_latest` / `add_snapshot` (numpy arrays, so they
 pickle cheaply to subprocess workers); a kind with nothing to play yet is skipped and the weights
-of the others are renormalised.
+of the others are renormalised. A snapshot is drawn uniformly from the window, unless the trainer
+sets a meta-strategy with `set_weights` (`trainer: psro`), which replaces the kind weights and
+gives each snapshot its own.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class OpponentPool:
         self._options = aec_env.options
         self._latest = None  # the learner's policy network, once weights arrive
         self._snapshots: OrderedDict[str, Any] = OrderedDict()
+        self._snapshot_weights: dict[str, float] | None = None  # None: uniform over the window
 
     # ----- what the trainer sends ----------------------------------------------------------------
     def _network(self, state: dict[str, np.ndarray]):
@@ -79,6 +82,19 @@ class OpponentPool:
         self._snapshots.move_to_end(name)
         while len(self._snapshots) > self.window:
             self._snapshots.popitem(last=False)
+
+    def set_weights(
+        self, weights: dict[str, float], snapshot_weights: dict[str, float] | None = None
+    ) -> None:
+        """Replace the kind weights and, if given, the relative weight of each snapshot by name (a
+        snapshot not named gets 0; None: uniform again)."""
+        unknown = sorted(set(weights) - set(OPPONENT_KINDS))
+        if unknown or any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+            raise ValueError(
+                f"opponent weights must be >= 0 over {list(OPPONENT_KINDS)}, not all 0; got {weights}"
+            )
+        self.weights = {kind: float(weights.get(kind, 0.0)) for kind in OPPONENT_KINDS}
+        self._snapshot_weights = None if snapshot_weights is None else dict(snapshot_weights)
 
     def snapshot_names(self) -> list[str]:
         """Names of the snapshots held, oldest first."""
@@ -113,5 +129,10 @@ class OpponentPool:
 
         if kind == "latest":
             return kind, PolicyAgent(self._latest, seed=seed)
-        name = list(self._snapshots)[int(rng.integers(len(self._snapshots)))]
+        names = list(self._snapshots)
+        weights = [self._snapshot_weights.get(name, 0.0) for name in names] if self._snapshot_weights else []
+        if sum(weights) > 0:
+            name = names[int(rng.choice(len(names), p=np.array(weights) / sum(weights)))]
+        else:
+            name = names[int(rng.integers(len(names)))]
         return kind, PolicyAgent(self._snapshots[name], seed=seed)

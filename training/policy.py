@@ -1,7 +1,9 @@
-"""A trained MaskablePPO policy as an `Agent`, and the small helpers the opponent pool shares.
+"""A trained policy as an `Agent`, and the small helpers the opponent pool shares.
 
 The masked action distribution is computed once here, from the policy's own layers, so an agent
-draws from its own generator (never torch's global one) and a seed fixes its play.
+draws from its own generator (never torch's global one) and a seed fixes its play. A network has a
+`head`: `actor_critic` (MaskablePPO: a masked softmax over its logits) or `q_values` (the masked
+DQN: all probability on the legal actions of highest Q-value, shared on a tie).
 """
 
 from __future__ import annotations
@@ -40,8 +42,23 @@ def _fused_adam_on_cpu(torch) -> bool:
     return (major, minor) >= (2, 4)  # fused Adam runs on the CPU from torch 2.4
 
 
-def build_policy(observation_space, action_space, net_arch: list[int], activation: str):
-    """A fresh MaskablePPO MLP policy on the CPU (weights are loaded into it afterwards)."""
+#: Network heads a checkpoint may have (`policy.head` in its metadata; absent: actor_critic).
+HEADS = ("actor_critic", "q_values")
+
+
+def build_policy(
+    observation_space, action_space, net_arch: list[int], activation: str, head: str = "actor_critic"
+):
+    """A fresh MLP policy on the CPU (weights are loaded into it afterwards): MaskablePPO's, or for
+    head 'q_values' the masked DQN's Q-network."""
+    if head == "q_values":
+        from fowlplay.training.dqn import QValuePolicy
+
+        policy = QValuePolicy(int(observation_space.shape[0]), int(action_space.n), net_arch, activation)
+        policy.set_training_mode(False)
+        return policy
+    if head != "actor_critic":
+        raise ValueError(f"head must be one of {list(HEADS)}; got {head!r}")
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     policy = MaskableActorCriticPolicy(
@@ -54,6 +71,17 @@ def build_policy(observation_space, action_space, net_arch: list[int], activatio
 def policy_state(policy) -> dict[str, np.ndarray]:
     """The policy's weights as numpy arrays (cheap to pickle to subprocess workers)."""
     return {k: v.detach().cpu().numpy().copy() for k, v in policy.state_dict().items()}
+
+
+def playing_state(model) -> dict[str, np.ndarray]:
+    """The weights of the network a learner plays with (a DQN's online Q-network, else its policy)."""
+    q_net = getattr(model, "q_net", None)
+    return policy_state(q_net if q_net is not None else model.policy)
+
+
+def head_of(model) -> str:
+    """The head of a learner's network: 'q_values' for the masked DQN, else 'actor_critic'."""
+    return "q_values" if getattr(model, "q_net", None) is not None else "actor_critic"
 
 
 def load_policy_state(policy, state: dict[str, np.ndarray]) -> None:
@@ -75,6 +103,10 @@ def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarr
         raise ValueError("the action mask is empty: this agent has no decision to make")
     with torch.no_grad():
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32).reshape(len(legal), -1))
+        if getattr(policy, "greedy", False):
+            q_values = np.where(legal, policy.q_values(obs).numpy().astype(np.float64), -np.inf)
+            best = q_values == q_values.max(axis=1, keepdims=True)
+            return best / best.sum(axis=1, keepdims=True)
         features = policy.extract_features(obs, policy.pi_features_extractor)
         logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
     logits = np.where(legal, logits.astype(np.float64), -np.inf)
@@ -83,7 +115,7 @@ def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarr
 
 
 class PolicyAgent(Agent):
-    """Plays a MaskablePPO model (or its policy) from its own observation and mask."""
+    """Plays a MaskablePPO model (or its policy), or a Q-network, from its own observation and mask."""
 
     name = "policy"
 

@@ -200,6 +200,12 @@ class SelfPlayEnv(gym.Env):
         """Add an earlier learner to the pool's snapshot window."""
         self.pool.add_snapshot(name, state)
 
+    def set_opponent_weights(
+        self, weights: dict[str, float], snapshot_weights: dict[str, float] | None = None
+    ) -> None:
+        """Replace the pool's kind weights and per-snapshot weights (a meta-strategy)."""
+        self.pool.set_weights(weights, snapshot_weights)
+
     def snapshot_names(self) -> list[str]:
         """Names of the snapshots this env's pool holds."""
         return self.pool.snapshot_names()

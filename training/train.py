@@ -1,5 +1,10 @@
 """One self-play training run, top to bottom: run directory, environments, learner, learning,
-saving. `train(config)` starts a run; `resume(run_dir)` continues one."""
+saving. `train(config)` starts a run; `resume(run_dir)` continues one.
+
+`config.trainer` picks the learner: `ppo` (MaskablePPO against the pool), `psro` (the same, the
+pool's weights set by a meta-solver, `training.psro`) or `dqn` (SB3's DQN with the action mask,
+`training.dqn`). Every trainer writes the same checkpoints and keeps the best one (`training.ladder`).
+"""
 
 from __future__ import annotations
 
@@ -36,6 +41,10 @@ RUN_FILES = (
     "final.npz",
     "final.zip",
     "final.json",
+    "best.npz",
+    "best.zip",
+    "best.json",
+    "evaluation.csv",
     "checkpoints",
     "snapshots",
     "logs",
@@ -119,6 +128,8 @@ class RunResult:
     seconds: float
     win_rates: dict[str, float]
     stopped_by_time: bool
+    #: The best evaluation (timesteps, scores, score, checkpoint) when the run evaluated, else None.
+    best: dict | None = None
 
 
 # ----- environments ---------------------------------------------------------------------------
@@ -152,10 +163,10 @@ def make_vec_env(config: TrainConfig):
         truncation_reward=config.truncation_reward,
         decision_cost=config.decision_cost,
         shaping=config.shaping,
-        gamma=config.ppo.gamma,
+        gamma=config.gamma(),
         max_decisions=config.max_decisions,
         snapshot_window=config.opponents.snapshot_window,
-        network={"net_arch": config.ppo.net_arch, "activation": config.ppo.activation},
+        network=config.network(),
     )
     factories = [factory] * config.n_envs
     if config.vec_env == "batched":
@@ -163,16 +174,40 @@ def make_vec_env(config: TrainConfig):
         from stable_baselines3.common.vec_env import VecMonitor
 
         kwargs = {key: value for key, value in factory.keywords.items() if key != "torch_threads"}
-        return VecMonitor(SelfPlayVecEnv(config.n_envs, **kwargs))
-    if config.vec_env == "dummy":
-        return DummyVecEnv(factories)
-    return SubprocVecEnv(factories, start_method=config.start_method)
+        vec_env = VecMonitor(SelfPlayVecEnv(config.n_envs, **kwargs))
+    elif config.vec_env == "dummy":
+        vec_env = DummyVecEnv(factories)
+    else:
+        vec_env = SubprocVecEnv(factories, start_method=config.start_method)
+    if config.trainer == "dqn":
+        from fowlplay.training.dqn import MaskedObservations
+
+        # The DQN reads each state's mask from its observation (so the replay buffer keeps it).
+        vec_env = MaskedObservations(vec_env)
+    return vec_env
 
 
 def hyperparameters(config: TrainConfig) -> dict[str, Any]:
-    """The MaskablePPO hyperparameters of the config (all but the network's shape)."""
+    """The learner's hyperparameters of the config (all but the network's shape)."""
     from stable_baselines3.common.utils import LinearSchedule
 
+    if config.trainer == "dqn":
+        dqn = config.dqn
+        names = (
+            "learning_rate",
+            "buffer_size",
+            "learning_starts",
+            "batch_size",
+            "gamma",
+            "train_freq",
+            "gradient_steps",
+            "target_update_interval",
+            "exploration_fraction",
+            "exploration_initial_eps",
+            "exploration_final_eps",
+            "max_grad_norm",
+        )
+        return {name: getattr(dqn, name) for name in names}
     ppo = config.ppo
     # SB3 calls a schedule with the fraction of total_timesteps still to go (1 -> 0).
     rate = LinearSchedule(ppo.learning_rate, 0.0, 1.0) if ppo.lr_schedule == "linear" else ppo.learning_rate
@@ -214,10 +249,22 @@ def torch_device(requested: str) -> str:
 
 
 def make_model(config: TrainConfig, vec_env, device: str | None = None):
-    """A fresh MaskablePPO learner for the config."""
+    """A fresh learner for the config: MaskablePPO (ppo, psro) or the masked DQN (dqn)."""
     from fowlplay.training.policy import policy_kwargs
     from sb3_contrib import MaskablePPO
 
+    if config.trainer == "dqn":
+        from fowlplay.training.dqn import MaskedDQN, MaskedDQNPolicy
+
+        kwargs = policy_kwargs(config.dqn.net_arch, config.dqn.activation)
+        return MaskedDQN(
+            MaskedDQNPolicy,
+            vec_env,
+            **hyperparameters(config),
+            policy_kwargs=kwargs,
+            seed=config.seed,
+            device=device or config.device,
+        )
     ppo = config.ppo
     return MaskablePPO(
         "MlpPolicy",
@@ -314,11 +361,20 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
     if config.run_dir().resolve() != run_dir.resolve():
         # The run may have been moved or copied: it continues where it is now.
         config.out = str(run_dir)
-    checkpoint = resolve(run_dir)
+    checkpoint = resolve(run_dir, prefer_best=False)
+    trained_by = read_metadata(checkpoint)["config"].get("trainer", "ppo")
+    if config.trainer != trained_by:
+        raise ConfigError(
+            f"--resume keeps the trainer of {run_dir}: {checkpoint} was trained by {trained_by!r}, so it "
+            f"cannot continue as {config.trainer!r}; start a new run (--config ... --out ...) to change it"
+        )
     network = checkpoint_network(checkpoint)
+    section = "dqn" if config.trainer == "dqn" else "ppo"
     for key in NETWORK_KEYS:
+        if not key.startswith(section + "."):
+            continue
         name = key.split(".")[1]
-        asked, real = getattr(config.ppo, name), network[name]
+        asked, real = getattr(getattr(config, section), name), network[name]
         if asked == real:
             continue
         if key in overrides or "ppo" in overrides:
@@ -333,27 +389,60 @@ def resume(run_dir: str | Path, overrides: dict[str, Any] | None = None, verbose
             CheckpointWarning,
             stacklevel=2,
         )
-        setattr(config.ppo, name, real)
+        setattr(getattr(config, section), name, real)
     return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose)
 
 
 def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: bool) -> RunResult:
     import torch
     from fowlplay.training.callbacks import SelfPlayCallback, load_snapshots
-    from fowlplay.training.policy import policy_state
+    from fowlplay.training.ladder import BestCheckpoint, ladder_scores
+    from fowlplay.training.policy import build_policy, load_policy_state, playing_state
 
     torch.set_num_threads(config.torch_threads)
     device = torch_device(config.device)
     aec = envs.make(config.game, **config.env_options)
     config_dict = config.to_dict()
+    best = BestCheckpoint.of_run(run_dir)
 
     with StopSignals() as signals:
 
-        def save(kind: str, timesteps: int) -> Path:
-            stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{timesteps}"
-            metadata = make_metadata(aec, config_dict, config.seed, timesteps, kind)
-            with signals.hold(stop_after=kind == "periodic"):
+        def save(
+            kind: str, timesteps: int, extra: dict[str, Any] | None = None, learning: bool = True
+        ) -> Path:
+            stems = {"final": run_dir / "final", "best": run_dir / "best"}
+            stem = stems.get(kind, run_dir / "checkpoints" / f"step_{timesteps}")
+            metadata = {**make_metadata(aec, config_dict, config.seed, timesteps, kind), **(extra or {})}
+            # A stop signal during learning stops after the save (then a periodic checkpoint is saved).
+            with signals.hold(stop_after=learning and kind != "final"):
                 return save_checkpoint(model, stem, metadata)
+
+        def evaluate(timesteps: int, learning: bool = True) -> None:
+            # The learner as evaluation will load it: its weights in a fresh CPU network.
+            agent = aec.possible_agents[0]
+            policy = build_policy(
+                aec.observation_space(agent)["observation"], aec.action_space(agent), **config.network()
+            )
+            load_policy_state(policy, playing_state(model))
+            scores = ladder_scores(aec, policy, config.eval_games)
+            with signals.hold(stop_after=learning):
+                better = best.record(timesteps, scores, config.eval_games)
+            for name, score in scores.items():
+                model.logger.record(f"eval/score_{name}", score)
+            if better:
+                save("best", timesteps, {"evaluation": best.best}, learning)
+
+        def finish(
+            timesteps: int, seconds: float, win_rates: dict[str, float], out_of_time: bool
+        ) -> RunResult:
+            # The last weights are evaluated too, so a final better than every earlier one is kept.
+            if config.eval_every and timesteps not in best.evaluated:
+                evaluate(timesteps, learning=False)
+            picked = None
+            if best.best is not None and (run_dir / "best.json").exists():
+                picked = {**best.best, "checkpoint": str(run_dir / "best")}
+            path = save("final", timesteps, {"best": picked}, learning=False)
+            return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
 
         # --- environments and learner
         vec_env = make_vec_env(config)
@@ -373,10 +462,12 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             model.set_logger(_logger(run_dir, config, resumed_at))
             remaining = config.total_timesteps - model.num_timesteps
             if remaining <= 0:
-                path = save("final", model.num_timesteps)
-                return RunResult(run_dir, path, model.num_timesteps, 0.0, {}, False)
+                return finish(model.num_timesteps, 0.0, {}, False)
 
-            shapes = {name: array.shape for name, array in policy_state(model.policy).items()}
+            shapes = {name: array.shape for name, array in playing_state(model).items()}
+            on_snapshot = None
+            if config.trainer == "psro":
+                on_snapshot = _meta_game(config, aec, run_dir, vec_env)
             callback = SelfPlayCallback(
                 run_dir,
                 snapshot_every=config.opponents.snapshot_every,
@@ -388,12 +479,19 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
                     run_dir / "snapshots", config.opponents.snapshot_window, shapes
                 ),
                 hold=signals.hold,
+                latest_every=config.dqn.latest_every if config.trainer == "dqn" else 0,
+                on_snapshot=on_snapshot,
+                eval_every=config.eval_every,
+                evaluate=evaluate,
             )
             if verbose:
                 start = (
                     "starting" if checkpoint is None else f"resuming from {checkpoint} at step {resumed_at}"
                 )
-                print(f"fowlplay-train: {config.game}, {start}; run directory {run_dir}", flush=True)
+                print(
+                    f"fowlplay-train: {config.game}, trainer {config.trainer}, {start}; run directory {run_dir}",
+                    flush=True,
+                )
 
             # --- learning
             started = time.monotonic()
@@ -412,10 +510,7 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
             seconds = time.monotonic() - started
 
             # --- saving
-            path = save("final", model.num_timesteps)
-            return RunResult(
-                run_dir, path, model.num_timesteps, seconds, callback.win_rates(), callback.out_of_time
-            )
+            return finish(model.num_timesteps, seconds, callback.win_rates(), callback.out_of_time)
         finally:
             if interrupted and hasattr(vec_env, "waiting"):
                 # A signal may land inside SubprocVecEnv.step_wait after some replies were read;
@@ -423,3 +518,28 @@ def _run(config: TrainConfig, run_dir: Path, checkpoint: Path | None, verbose: b
                 vec_env.waiting = False
             with signals.hold(stop_after=False):
                 vec_env.close()
+
+
+def _meta_game(config: TrainConfig, aec, run_dir: Path, vec_env):
+    """`trainer: psro`: the meta-game, its first weights sent to the pool; returns the snapshot hook."""
+    from fowlplay.training.psro import MetaGame
+
+    weights = config.opponents.weights()
+    meta = MetaGame(
+        aec,
+        network=config.network(),
+        games=config.psro.meta_games,
+        solver=config.psro.meta_solver,
+        window=config.opponents.snapshot_window,
+        latest_share=weights["latest"] / sum(weights.values()),
+        seed=config.seed,
+        log=run_dir / "logs" / "meta_game.jsonl",
+    )
+
+    def on_snapshot(name: str, state: dict, timesteps: int) -> None:
+        meta.add(name, state, timesteps)
+        vec_env.env_method("set_opponent_weights", *meta.weights())
+
+    meta.estimate()
+    vec_env.env_method("set_opponent_weights", *meta.weights())
+    return on_snapshot

@@ -25,7 +25,7 @@ from fowlplay.training.selfplay import Moves, SelfPlayEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 #: Env methods that change the shared opponent pool: called once, they reach every environment.
-POOL_METHODS = ("set_latest", "add_snapshot")
+POOL_METHODS = ("set_latest", "add_snapshot", "set_opponent_weights")
 
 
 class SelfPlayVecEnv(VecEnv):

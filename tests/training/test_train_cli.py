@@ -29,6 +29,7 @@ TINY = [
     "--set", "ppo.net_arch=[16]",
     "--set", "opponents.snapshot_every=128",
     "--set", "checkpoint_every=128",
+    "--set", "eval_games=4",
     "--no-progress",
     "--set", "vec_env=subproc",  # the configs run in-process; these runs cover subprocess workers
 ]  # fmt: skip
@@ -78,7 +79,7 @@ def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
     periodic = sorted(p.name for p in (out / "checkpoints").iterdir())
     assert periodic == [f"step_{n}.{ext}" for n in (128, 256) for ext in ("json", "npz", "zip")]
     assert sorted(p.name for p in (out / "snapshots").iterdir()) == ["step_128.npz", "step_256.npz"]
-    metadata = read_metadata(out)
+    metadata = read_metadata(out / "final")
     assert (metadata["game"], metadata["timesteps"], metadata["kind"]) == (game, 256, "final")
     assert metadata["config"]["total_timesteps"] == 256 and metadata["config"]["ppo"]["n_steps"] == 64
     # Logs: CSV with the per-opponent win rates, and TensorBoard events.
@@ -103,7 +104,7 @@ def test_resume_continues_to_the_new_total(chicken_run, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "resuming from" in result.stdout and "at step 256" in result.stdout
-    metadata = read_metadata(run)
+    metadata = read_metadata(run / "final")
     assert (metadata["timesteps"], metadata["kind"]) == (384, "final")
     assert metadata["config"]["out"] == str(run) and metadata["config"]["total_timesteps"] == 384
     resumed = progress_rows(run / "logs" / "progress_resumed_256.csv")
@@ -159,7 +160,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
         "--resume", str(out), "--total-timesteps", target, "--no-progress", "--set", "vec_env=dummy"
     )
     assert result.returncode == 0, result.stderr
-    assert read_metadata(out)["timesteps"] >= int(target)
+    assert read_metadata(out / "final")["timesteps"] >= int(target)
 
 
 def test_existing_run_needs_resume_or_overwrite(chicken_run):
