@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import importlib.util
 import json
 import math
@@ -361,10 +362,32 @@ def run_league(
     bootstrap: int | None = None,
     log=print,
     command: str | None = None,
+    rungs: list[str] | None = None,
+    algorithms: list[str] | None = None,
 ) -> dict:
-    """Train, evaluate, rate and write the leaderboard; returns the league summary."""
+    """Train, evaluate, rate and write the leaderboard; returns the league summary.
+
+    `rungs` plays only those rungs of the ladder (the anchor among them): a partial league, said so
+    in every output; `algorithms` trains and rates only those algorithms of the config.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    full = ladder_specs(config.game)
+    if rungs is not None:
+        unknown = sorted(set(rungs) - set(full))
+        if unknown or ANCHOR not in rungs:
+            raise LeagueConfigError(
+                f"--rungs must name rungs of the ladder {full}, {ANCHOR!r} among them; got {rungs}"
+            )
+    if algorithms is not None:
+        known = [a.name for a in config.algorithms]
+        if not algorithms or set(algorithms) - set(known):
+            raise LeagueConfigError(
+                f"--algorithms must name algorithms of the config {known}; got {algorithms}"
+            )
+        config = dataclasses.replace(
+            config, algorithms=tuple(a for a in config.algorithms if a.name in algorithms)
+        )
     errors: list[dict] = []
     # --- 1. training
     trainings = []
@@ -381,7 +404,7 @@ def run_league(
                     }
                 )
     # --- 2. evaluation
-    ladder = [parse_spec(text) for text in ladder_specs(config.game)]
+    ladder = [parse_spec(text) for text in full if rungs is None or text in rungs]
     trained = []
     for record in trainings:
         if record["status"] == "error":
@@ -437,6 +460,7 @@ def run_league(
                 )
     # --- 4. leaderboard
     summary = summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors, out)
+    summary["ladder_left_out"] = [text for text in full if text not in summary["ladder"]]
     write_outputs(summary, out, command)
     return summary
 
@@ -559,6 +583,15 @@ def markdown(summary: dict, command: str) -> str:
         f"{summary['eval_seed']}; training config `{summary['train_config']}`.",
         "",
         f"```\n{command}\n```",
+        *(
+            [
+                "",
+                f"**Partial ladder**: the rungs {', '.join(summary['ladder_left_out'])} were left out of "
+                "this run (`--rungs`), so these ratings are not comparable with a full ladder's.",
+            ]
+            if summary.get("ladder_left_out")
+            else []
+        ),
         "",
         "## Algorithms (mean ± sd over seeds, min–max in parentheses)",
         "",
@@ -733,6 +766,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--bootstrap", type=int, default=None, help="rating bootstrap resamples [the config's]"
     )
     parser.add_argument("--progress", action="store_true", help="progress bars during evaluations")
+    parser.add_argument(
+        "--rungs",
+        nargs="+",
+        metavar="SPEC",
+        help="play only these rungs of the ladder (random among them): a quicker, partial league, "
+        "marked as such in every output [every rung]",
+    )
+    parser.add_argument(
+        "--algorithms",
+        nargs="+",
+        metavar="NAME",
+        help="train and rate only these algorithms of the config [all]",
+    )
     return parser
 
 
@@ -748,8 +794,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     command = shlex.join([PROG, "--game", args.game, "--config", str(args.config), "--out", str(args.out)])
+    if args.algorithms:
+        command += " --algorithms " + shlex.join(args.algorithms)
+    if args.rungs:
+        command += " --rungs " + shlex.join(args.rungs)
     try:
-        summary = run_league(config, args.out, args.workers, args.progress, args.bootstrap, command=command)
+        summary = run_league(
+            config,
+            args.out,
+            args.workers,
+            args.progress,
+            args.bootstrap,
+            command=command,
+            rungs=args.rungs,
+            algorithms=args.algorithms,
+        )
+    except LeagueConfigError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
