@@ -678,7 +678,7 @@ def plot_ratings(path: Path, summary: dict) -> None:
     ax.invert_yaxis()
     ax.axvline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel(
-        "Elo (Bradley–Terry, random = 0): seeds and ladder with 95% CI; means with min–max over seeds"
+        "Elo (random = 0): agents with 95% CI, algorithm means with min–max over seeds"
     )
     ax.set_title(f"{summary['game']}, ladder v{summary['ladder_version']}")
     fig.tight_layout()
