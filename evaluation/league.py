@@ -677,9 +677,7 @@ def plot_ratings(path: Path, summary: dict) -> None:
     ax.set_yticks(range(len(rows)), [r[0] for r in rows])
     ax.invert_yaxis()
     ax.axvline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel(
-        "Elo (random = 0): agents with 95% CI, algorithm means with min–max over seeds"
-    )
+    ax.set_xlabel("Elo (random = 0): agents with 95% CI, algorithm means with min–max over seeds")
     ax.set_title(f"{summary['game']}, ladder v{summary['ladder_version']}")
     fig.tight_layout()
     report._save_figure(fig, path)

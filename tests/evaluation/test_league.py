@@ -173,3 +173,16 @@ def test_every_game_has_a_league_config_with_three_families(game):
     assert {a.trainer for a in config.algorithms} >= {"ppo", "psro", "dqn"}
     assert len(config.seeds) >= 3
     assert (root / config.train_config).exists()
+
+
+def test_a_partial_league_says_which_rungs_and_algorithms_it_left_out(fake_trainer, tmp_path):
+    summary = league.run_league(
+        _config(), tmp_path, log=lambda *_: None, rungs=["random"], algorithms=["ppo"]
+    )
+    assert summary["ladder"] == ["random"] and summary["ladder_left_out"] == ["baseline"]
+    assert {a["algorithm"] for a in summary["algorithms"]} == {"ppo"} and not summary["errors"]
+    assert "**Partial ladder**: the rungs baseline were left out" in (tmp_path / "leaderboard.md").read_text()
+    with pytest.raises(league.LeagueConfigError, match="random"):
+        league.run_league(_config(), tmp_path, log=lambda *_: None, rungs=["baseline"])
+    with pytest.raises(league.LeagueConfigError, match="algorithms of the config"):
+        league.run_league(_config(), tmp_path, log=lambda *_: None, algorithms=["nope"])
