@@ -1,0 +1,188 @@
+"""The reference ladder, its Bradley–Terry Elo, and `fowlplay-league` with a stand-in trainer."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fowlplay import envs
+from fowlplay.evaluation import ladder, league
+from fowlplay.evaluation.agents import parse_spec
+
+
+# ----- the ladder ---------------------------------------------------------------------------------
+def test_the_ladder_is_versioned_and_names_four_agents_for_every_game():
+    assert isinstance(ladder.LADDER_VERSION, str) and ladder.LADDER_VERSION
+    assert set(ladder.ISMCTS_BUDGETS) == set(envs.ENV_NAMES)
+    for game, (low, high) in ladder.ISMCTS_BUDGETS.items():
+        assert 1 <= low < high
+        specs = ladder.ladder_specs(game)
+        assert specs == ["random", "baseline", f"ismcts:{low}", f"ismcts:{high}"]
+        assert specs[0] == ladder.ANCHOR
+        assert [parse_spec(s).kind for s in specs] == ["random", "baseline", "ismcts", "ismcts"]
+
+
+def _game(match: int, a: str, b: str, winner: str | None) -> dict:
+    """A games.jsonl row of a 2-player game (None: a draw)."""
+    returns = [0.0, 0.0] if winner is None else ([1.0, -1.0] if winner == a else [-1.0, 1.0])
+    return {"match": match, "seats": [a, b], "returns": returns}
+
+
+def _synthetic(p: dict[tuple[str, str], float], matches: int, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (a, b), win in p.items():
+        for m in range(matches):
+            rows.append(_game(m, a, b, a if rng.random() < win else b))
+    return rows
+
+
+def test_elo_is_anchored_at_random_exactly_and_recovers_a_known_order():
+    labels = ["random", "weak", "strong"]
+    win = {("weak", "random"): 0.7, ("strong", "random"): 0.9, ("strong", "weak"): 0.75}
+    rows = _synthetic(win, matches=200)
+    table = {r["agent"]: r for r in ladder.elo_ratings(rows, labels, matches=200, samples=50)}
+    assert table["random"]["elo"] == 0.0
+    assert table["random"]["elo_lo"] == 0.0 and table["random"]["elo_hi"] == 0.0
+    assert 0 < table["weak"]["elo"] < table["strong"]["elo"]
+    for r in table.values():
+        assert r["elo_lo"] <= r["elo"] <= r["elo_hi"]
+    # P = 0.7 is 147 Elo; 200 games put the estimate well within 100 of it.
+    assert abs(table["weak"]["elo"] - 147) < 100
+
+
+def test_elo_refuses_a_table_without_the_anchor():
+    with pytest.raises(ValueError, match="anchored at 'random'"):
+        ladder.elo_ratings([_game(0, "a", "b", "a")], ["a", "b"], matches=1)
+
+
+# ----- the league, with a stand-in trainer --------------------------------------------------------
+@pytest.fixture
+def fake_trainer(monkeypatch):
+    """Replaces the fowlplay-train subprocess: writes an untrained tiny checkpoint, or fails as
+    fowlplay-train does for a trainer it does not know. Records every command it was given."""
+    pytest.importorskip("sb3_contrib")
+    from fowlplay.training.checkpoint import make_metadata, save_checkpoint
+    from fowlplay.training.selfplay import SelfPlayEnv
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    calls = []
+
+    def run(command, log: Path, timeout):
+        calls.append(command)
+        args = dict(itertools.pairwise(command))
+        if "--set" in args and args["--set"].startswith("trainer=") and args["--set"] != "trainer=ppo":
+            log.write_text("fowlplay-train: error: configs/chicken_v0.yaml: unknown key 'trainer'\n")
+            return 2
+        out, budget, seed = Path(args["--out"]), int(args["--total-timesteps"]), int(args["--seed"])
+        vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+        model = MaskablePPO(
+            "MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=seed
+        )
+        # Seed 1 stands for a run the max_minutes safety net stopped early.
+        steps = budget // 2 if seed == 1 else budget
+        save_checkpoint(
+            model, out / "final", make_metadata(envs.make("chicken_v0"), {}, seed, steps, "final")
+        )
+        log.write_text("done\n")
+        return 0
+
+    monkeypatch.setattr(league, "run_training", run)
+    # The search rungs roll out whole games per simulation: too slow for a unit test.
+    monkeypatch.setattr(league, "ladder_specs", lambda game: ["random", "baseline"])
+    return calls
+
+
+def _config(**changes) -> league.LeagueConfig:
+    data = {
+        "game": "chicken_v0",
+        "train_config": "configs/chicken_v0.yaml",
+        "decisions": 1000,
+        "max_minutes": 1,
+        "seeds": [0, 1],
+        "algorithms": [{"name": "ppo", "trainer": "ppo"}, {"name": "mystery", "trainer": "mystery"}],
+        "evaluation": {"matches": 2, "seed": 0, "bootstrap": 20},
+    }
+    data.update(changes)
+    return league.parse_config(data, "chicken_v0")
+
+
+def test_league_writes_a_leaderboard_and_reports_an_unknown_trainer(fake_trainer, tmp_path):
+    summary = league.run_league(_config(), tmp_path, log=lambda *_: None, command="fowlplay-league ...")
+    for name in ("leaderboard.md", "leaderboard.csv", "algorithms.csv", "league.json", "ratings.png"):
+        assert (tmp_path / name).exists(), name
+    rated = {e["agent"]: e for e in summary["entries"]}
+    assert set(rated) == {"random", "baseline", "ppo-s0", "ppo-s1"}
+    assert rated["random"]["elo"] == 0.0
+    assert rated["ppo-s1"]["cut_short"] and not rated["ppo-s0"]["cut_short"]
+    errors = {(e["entry"], e["stage"]) for e in summary["errors"]}
+    assert errors == {("mystery-s0", "training"), ("mystery-s1", "training")}
+    text = (tmp_path / "leaderboard.md").read_text()
+    assert "unknown key 'trainer'" in text and "Ladder version 1" in text and "(cut short)" in text
+    ppo = next(a for a in summary["algorithms"] if a["algorithm"] == "ppo")
+    assert ppo["seeds_rated"] == 2 and ppo["cut_short"] == 1
+    assert ppo["elo_min"] <= ppo["elo_mean"] <= ppo["elo_max"]
+    # every pair of the 4 agents played its own duplicate evaluation
+    assert len(list((tmp_path / "eval").iterdir())) == 6
+
+
+def test_a_rerun_skips_finished_trainings_and_games_and_rates_the_same(fake_trainer, tmp_path):
+    config = _config(algorithms=[{"name": "ppo"}])
+    first = league.run_league(config, tmp_path, log=lambda *_: None)
+    trained = len(fake_trainer)
+    lines = []
+    second = league.run_league(config, tmp_path, log=lines.append)
+    assert len(fake_trainer) == trained  # no training ran again
+    evaluations = [line for line in lines if " vs " in line]
+    assert evaluations and all("0 played" in line for line in evaluations)
+    assert json.dumps(first["entries"], sort_keys=True) == json.dumps(second["entries"], sort_keys=True)
+
+
+def test_train_command_names_the_trainer_budget_and_overrides(tmp_path):
+    config = _config()
+    algorithm = league.Algorithm("wide", "psro", {"ppo.net_arch": [64, 64]})
+    command = league.train_command(config, algorithm, 3, tmp_path)
+    text = " ".join(command)
+    assert "--set trainer=psro" in text and "--set ppo.net_arch=[64, 64]" in text
+    assert "--total-timesteps 1000" in text and "--seed 3" in text and "--max-minutes 1" in text
+    assert "trainer=" not in " ".join(league.train_command(config, league.Algorithm("ppo"), 0, tmp_path))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"seeds": [0, 0]}, "distinct"),
+        ({"algorithms": [{"name": "a/b"}]}, "letters"),
+        ({"budget": 3}, "unknown keys"),
+        ({"game": "murray_frog_v0"}, "--game says chicken_v0"),
+    ],
+)
+def test_a_config_mistake_is_named(change, message):
+    with pytest.raises(league.LeagueConfigError, match=message):
+        _config(**change)
+
+
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_every_game_has_a_league_config_with_three_families(game):
+    root = Path(__file__).resolve().parents[2]
+    config = league.load_config(root / "configs" / "league" / f"{game}.yaml", game)
+    assert {a.trainer for a in config.algorithms} >= {"ppo", "psro", "dqn"}
+    assert len(config.seeds) >= 3
+    assert (root / config.train_config).exists()
+
+
+def test_a_partial_league_says_which_rungs_and_algorithms_it_left_out(fake_trainer, tmp_path):
+    summary = league.run_league(
+        _config(), tmp_path, log=lambda *_: None, rungs=["random"], algorithms=["ppo"]
+    )
+    assert summary["ladder"] == ["random"] and summary["ladder_left_out"] == ["baseline"]
+    assert {a["algorithm"] for a in summary["algorithms"]} == {"ppo"} and not summary["errors"]
+    assert "**Partial ladder**: the rungs baseline were left out" in (tmp_path / "leaderboard.md").read_text()
+    with pytest.raises(league.LeagueConfigError, match="random"):
+        league.run_league(_config(), tmp_path, log=lambda *_: None, rungs=["baseline"])
+    with pytest.raises(league.LeagueConfigError, match="algorithms of the config"):
+        league.run_league(_config(), tmp_path, log=lambda *_: None, algorithms=["nope"])
