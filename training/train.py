@@ -428,7 +428,9 @@ def _run(
 ) -> RunResult:
     if config.trainer == "rllib":
         if pool_factory is not None:
-            raise ConfigError("trainer rllib has no pool hook; fowlplay-exploit trains its best response with MaskablePPO")
+            raise ConfigError(
+                "trainer rllib has no pool hook; fowlplay-exploit trains its best response with MaskablePPO"
+            )
         # Ray RLlib's PPO (the rllib extra), imported only when asked for.
         from fowlplay.training.rllib.run import run
 
