@@ -103,12 +103,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The config overrides the command line asks for."""
+def set_overrides(items: list[str]) -> dict[str, Any]:
+    """The config overrides of `--set KEY=VALUE` items (values read as YAML)."""
     from fowlplay.training.config import ConfigError
 
     overrides: dict[str, Any] = {}
-    for item in args.set:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--set takes KEY=VALUE; got {item!r}")
@@ -116,6 +116,12 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
             overrides[key.strip()] = yaml_value(f"--set {key.strip()}", value)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+    return overrides
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The config overrides the command line asks for."""
+    overrides = set_overrides(args.set)
     named = {
         "total_timesteps": args.total_timesteps,
         "seed": args.seed,
