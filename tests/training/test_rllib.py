@@ -46,6 +46,8 @@ TINY = [
     "--set", "rllib.num_cpus=1",  # the trainer process alone: env runners and learners are in it
     "--set", "opponents.snapshot_every=64",
     "--set", "checkpoint_every=64",
+    "--set", "eval_every=64",
+    "--set", "eval_games=4",
     "--set", "tensorboard=false",
     "--no-progress",
 ]  # fmt: skip
@@ -208,7 +210,7 @@ def test_each_episode_seats_the_learner_once_and_only_ready_opponents():
 
 
 def test_the_config_names_what_rllib_cannot_do():
-    with pytest.raises(ConfigError, match=r"trainer must be one of \['ppo', 'rllib'\]"):
+    with pytest.raises(ConfigError, match=r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib'\]"):
         load_config(ROOT / "configs" / "chicken_v0.yaml", {"trainer": "rlib"})
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: rllib"):
         load_config(ROOT / "configs" / "chicken_v0.yaml", {"trainer": "rllib", "decision_cost": 0.1})
@@ -235,6 +237,11 @@ def test_a_short_chicken_run_writes_a_checkpoint_evaluation_plays(tmp_path):
     assert metadata["trainer"] == "rllib" and metadata["timesteps"] >= 128
     assert (out / metadata["rllib"]["state"]).is_dir() and list((out / "snapshots").glob("step_*.npz"))
     assert list((out / "checkpoints").glob("step_*.json"))
+    # The best checkpoint by periodic evaluation, as the SB3 trainers keep it (`ckpt:RUN` plays it).
+    best = json.loads((out / "best.json").read_text())
+    assert best["kind"] == "best" and best["evaluation"]["games"] == 4
+    assert metadata["best"]["checkpoint"] == str(out / "best")
+    assert (out / "evaluation.csv").read_text().startswith("timesteps,")
     assert (out / "logs" / "progress.csv").read_text().startswith("timesteps,")
     evaluation = subprocess.run(
         [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v0", "--agents",

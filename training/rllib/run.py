@@ -221,7 +221,15 @@ def announce_snapshots(algo, ready: int) -> None:
 
 # ----- checkpoints -----------------------------------------------------------------------------
 def save(
-    algo, aec, config: TrainConfig, run_dir: Path, stem: Path, timesteps: int, kind: str, pool: dict
+    algo,
+    aec,
+    config: TrainConfig,
+    run_dir: Path,
+    stem: Path,
+    timesteps: int,
+    kind: str,
+    pool: dict,
+    extra: dict | None = None,
 ) -> Path:
     """Write RLlib's state, then our weights file, then the metadata (last: the checkpoint is complete)."""
     import shutil
@@ -235,8 +243,8 @@ def save(
     shutil.rmtree(state_dir, ignore_errors=True)
     os.replace(tmp, state_dir)
 
-    extra = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
-    return export_checkpoint(aec, config, stem, learner_weights(algo), timesteps, kind, extra)
+    rllib = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
+    return export_checkpoint(aec, config, stem, learner_weights(algo), timesteps, kind, rllib, extra)
 
 
 def export_checkpoint(
@@ -247,19 +255,23 @@ def export_checkpoint(
     timesteps: int,
     kind: str,
     rllib: dict,
+    extra: dict | None = None,
 ) -> Path:
     """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
-    `policy.build_policy` rebuilds and the RLlib facts under `rllib`), the .json last; the .npz path."""
+    `policy.build_policy` rebuilds, the RLlib facts under `rllib` and `extra` on top), the .json
+    last; the .npz path."""
     import json
 
     metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
     metadata["policy"] = {
         "net_arch": list(config.ppo.net_arch),
         "activation": config.ppo.activation,
+        "head": "actor_critic",
         "weights_sha256": weights_sha256(weights),
     }
     metadata["trainer"] = "rllib"
     metadata["rllib"] = dict(rllib)
+    metadata.update(extra or {})
     stem.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
     npz = stem.with_name(stem.name + ".npz")
@@ -268,11 +280,27 @@ def export_checkpoint(
     return npz
 
 
+def playing_policy(aec, config: TrainConfig, weights: dict[str, np.ndarray]):
+    """A fresh CPU policy network holding the learner's exported weights (what evaluation plays)."""
+    from fowlplay.training.policy import build_policy, load_policy_state
+
+    agent = aec.possible_agents[0]
+    policy = build_policy(
+        aec.observation_space(agent)["observation"],
+        aec.action_space(agent),
+        list(config.ppo.net_arch),
+        config.ppo.activation,
+    )
+    load_policy_state(policy, weights)
+    return policy
+
+
 # ----- the run ---------------------------------------------------------------------------------
 def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verbose: bool = True):
     """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
     import torch
     from fowlplay.training.callbacks import save_snapshot
+    from fowlplay.training.ladder import BestCheckpoint, ladder_scores
     from fowlplay.training.rllib.env import snapshot_module
     from fowlplay.training.train import RunInterrupted, RunResult, Stop, StopSignals, write_config
 
@@ -315,10 +343,32 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
             with signals.hold():
                 write_config(config, run_dir)
 
-            def checkpoint_now(kind: str, steps: int) -> Path:
+            def checkpoint_now(kind: str, steps: int, extra: dict | None = None) -> Path:
                 stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{steps}"
                 with signals.hold(stop_after=kind == "periodic"):
-                    return save(algo, aec, config, run_dir, stem, steps, kind, pool)
+                    return save(algo, aec, config, run_dir, stem, steps, kind, pool, extra)
+
+            best = BestCheckpoint.of_run(run_dir)
+            evaluated: list[str] = []  # the weights hash of each evaluation of this session
+
+            def evaluate(steps: int, learning: bool = True) -> None:
+                # The learner as evaluation will load it: its exported weights in a fresh CPU network.
+                weights = learner_weights(algo)
+                evaluated.append(weights_sha256(weights))
+                scores = ladder_scores(aec, playing_policy(aec, config, weights), config.eval_games)
+                with signals.hold(stop_after=learning):
+                    if best.record(steps, scores, config.eval_games):
+                        # The best weights only (RLlib's state stays with the periodic checkpoints).
+                        export_checkpoint(
+                            aec,
+                            config,
+                            run_dir / "best",
+                            weights,
+                            steps,
+                            "best",
+                            {},
+                            {"evaluation": best.best},
+                        )
 
             if verbose:
                 start = (
@@ -335,6 +385,9 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
             ) * config.opponents.snapshot_every
             every = config.checkpoint_every
             next_periodic = (timesteps // every + 1) * every if every else None
+            next_eval = (
+                (timesteps // config.eval_every + 1) * config.eval_every if config.eval_every else None
+            )
             bar = _progress(config, timesteps)
             try:
                 while timesteps < config.total_timesteps:
@@ -371,6 +424,10 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                             steps / (time.monotonic() - tick),
                             win_rates,
                         )
+                    if next_eval is not None and timesteps >= next_eval:
+                        evaluate(timesteps)
+                        while next_eval <= timesteps:
+                            next_eval += config.eval_every
                     if next_periodic is not None and timesteps >= next_periodic:
                         checkpoint_now("periodic", timesteps)
                         next_periodic += every
@@ -385,8 +442,15 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                 bar.close()
                 logger.close()
             seconds = time.monotonic() - began
-            path = checkpoint_now("final", timesteps)
-            return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time)
+            # The last weights are evaluated too, so a final better than every earlier one is kept.
+            if config.eval_every and (evaluated or [None])[-1] != weights_sha256(learner_weights(algo)):
+                with signals.hold(stop_after=False):
+                    evaluate(timesteps, learning=False)
+            picked = None
+            if best.best is not None and (run_dir / "best.json").exists():
+                picked = {**best.best, "checkpoint": str(run_dir / "best")}
+            path = checkpoint_now("final", timesteps, {"best": picked})
+            return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
         finally:
             with signals.hold(stop_after=False):
                 if algo is not None:
