@@ -575,14 +575,11 @@ def check_pettingzoo_api(run: Run) -> CheckResult:
     """PettingZoo's own `api_test`."""
     from pettingzoo.test import api_test
 
-    try:
-        api_test(run.target.make(), num_cycles=run.settings.api_cycles)
-    except Exception as err:
-        return CheckResult(
-            "pettingzoo_api", FAIL, f"pettingzoo.test.api_test: {type(err).__name__}: {_one_line(err)}"
-        )
-    return CheckResult(
-        "pettingzoo_api", PASS, f"pettingzoo.test.api_test passed ({run.settings.api_cycles} cycles)"
+    return _pettingzoo_test(
+        "pettingzoo_api",
+        "api_test",
+        lambda: api_test(run.target.make(), num_cycles=run.settings.api_cycles),
+        run,
     )
 
 
@@ -590,15 +587,21 @@ def check_pettingzoo_seed(run: Run) -> CheckResult:
     """PettingZoo's own `seed_test` (two envs reset with one seed play alike)."""
     from pettingzoo.test import seed_test
 
-    try:
-        seed_test(run.target.make, num_cycles=run.settings.api_cycles)
-    except Exception as err:
-        return CheckResult(
-            "pettingzoo_seed", FAIL, f"pettingzoo.test.seed_test: {type(err).__name__}: {_one_line(err)}"
-        )
-    return CheckResult(
-        "pettingzoo_seed", PASS, f"pettingzoo.test.seed_test passed ({run.settings.api_cycles} cycles)"
+    return _pettingzoo_test(
+        "pettingzoo_seed",
+        "seed_test",
+        lambda: seed_test(run.target.make, num_cycles=run.settings.api_cycles),
+        run,
     )
+
+
+def _pettingzoo_test(name: str, test: str, call: Callable[[], Any], run: Run) -> CheckResult:
+    """Run one of PettingZoo's own tests as check `name`: its exception, in one line, is the failure."""
+    try:
+        call()
+    except Exception as err:
+        return CheckResult(name, FAIL, f"pettingzoo.test.{test}: {type(err).__name__}: {_one_line(err)}")
+    return CheckResult(name, PASS, f"pettingzoo.test.{test} passed ({run.settings.api_cycles} cycles)")
 
 
 def check_mask_shape_dtype(run: Run) -> CheckResult:
