@@ -28,6 +28,8 @@ def count_of(k: int, one: str, many: str | None = None) -> str:
 class ChickenObserver(Observer):
     """Builds a Chicken observation from named pieces."""
 
+    memoryview_parts = True
+
     def __init__(self, options: ChickenOptions) -> None:
         super().__init__(options)
         #: The `my_numbers` and `unseen_numbers` rows of each hand of number cards seen so far (a

@@ -14,6 +14,8 @@ from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
 class CrowsObserver(Observer):
     """Builds a Murder, She Crows observation from named pieces."""
 
+    memoryview_parts = True
+
     def layout(self, options: CrowsOptions) -> list[Piece]:
         """The named pieces, in order."""
         n, v = options.num_players, options.max_value

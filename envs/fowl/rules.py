@@ -510,7 +510,9 @@ class FowlGame(Game):
     # ----- the Game interface -------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         """1 for each legal action of the acting player at the current decision."""
-        mask = np.zeros(self.layout.size, dtype=np.int8)
+        # Built in a bytearray (a byte written from Python costs less than a numpy element or a
+        # fancy-indexed write) and handed out as an int8 array over it.
+        mask = bytearray(self.layout.size)
         b = self._blocks
         me = self.to_act
         n = self.num_players
@@ -532,7 +534,9 @@ class FowlGame(Game):
                 if self._playable(me, card):
                     mask[start + card] = 1
         elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
-            mask[[b["own_cell"] + c for c in self.frontier[me]]] = 1
+            start = b["own_cell"]
+            for c in self.frontier[me]:
+                mask[start + c] = 1
         elif stage == Decision.MURDER_TARGET:
             for q in self._opponents(me):
                 mask[b["murder"] + (q - me) % n - 1] = 1
@@ -542,10 +546,12 @@ class FowlGame(Game):
                 start = b["opponent_cell"] + ((q - me) % n - 1) * cells
                 if stage == Decision.PLACE_BLOCKING:
                     if self.placed[q]:
-                        mask[[start + c for c in self.frontier[q]]] = 1
-                elif self.bird_cells[q]:
-                    mask[[start + c for c in self.bird_cells[q]]] = 1
-        return mask
+                        for c in self.frontier[q]:
+                            mask[start + c] = 1
+                else:
+                    for c in self.bird_cells[q]:
+                        mask[start + c] = 1
+        return np.frombuffer(mask, dtype=np.int8)
 
     def apply(self, action: int) -> None:
         """Apply one decision of the acting player and everything it sets off."""

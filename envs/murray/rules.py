@@ -292,6 +292,22 @@ _COMBOS_BY_VALUE = tuple(
 )
 
 
+def _create_table(types: tuple[int, ...], combos: tuple[tuple[int, tuple[tuple[int, int]]], ...]) -> tuple:
+    """Create-block indices a hand can make, by its counts of `types` capped at 3, read base 4."""
+    table = []
+    for key in range(4 ** len(types)):
+        held, rest = {}, key
+        for t in reversed(types):
+            rest, held[t] = divmod(rest, 4)
+        table.append(tuple(i for i, needs in combos if all(held[t] >= k for t, k in needs)))
+    return tuple(table)
+
+
+#: Per value: its insect types and the `_create_table` of its combinations (a combination needs at
+#: most 3 of a type, so counts capped at 3 decide it).
+_CREATE_BY_VALUE = tuple((tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE)
+
+
 class MurrayGame(Game):
     """A game of Murray the A**hole Frog in progress."""
 
@@ -628,7 +644,9 @@ class MurrayGame(Game):
 
     def legal_mask(self) -> np.ndarray:
         """An exact mask of the current player's legal actions."""
-        mask = np.zeros(self._size, dtype=np.int8)
+        # Built in a bytearray (a byte written from Python costs half a numpy element write) and
+        # handed out as an int8 array over it.
+        mask = bytearray(self._size)
         kind = self.decision_kind
         if kind == Decision.TURN:
             self._turn_mask(mask)
@@ -647,7 +665,7 @@ class MurrayGame(Game):
                 if self.hand_sizes[self._seat_at(rel)] >= 2:
                     mask[self._player + rel - 1] = 1
         elif kind == Decision.DRAGONFLY:
-            mask[self._pond : self._pond + len(self.pond)] = 1
+            mask[self._pond : self._pond + len(self.pond)] = b"\x01" * len(self.pond)
         elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
             owner, slot = self.chosen
             swarm = self.swarms[owner][slot]
@@ -665,9 +683,9 @@ class MurrayGame(Game):
             for t in range(NUM_INSECTS):
                 if hand[t]:
                     mask[self._discard + t] = 1
-        return mask
+        return np.frombuffer(mask, dtype=np.int8)
 
-    def _turn_mask(self, mask: np.ndarray) -> None:
+    def _turn_mask(self, mask: bytearray) -> None:
         p = self.player
         hand = self.hands[p]
         size = self.hand_sizes[p]
@@ -676,9 +694,10 @@ class MurrayGame(Game):
             mask[self._go_out] = 1
         if not self.swapped:
             width = len(self.pond)
+            ones = b"\x01" * width
             for t in held:
                 base = self._swap + t * self.options.pond_size
-                mask[base : base + width] = 1
+                mask[base : base + width] = ones
         # The hand may never become empty: playing, discarding or passing the last card is illegal.
         if size < 2:
             mask[self._end_turn] = 1
@@ -694,18 +713,14 @@ class MurrayGame(Game):
         if not spare:
             return
         if spare >= 3 and len(self.swarms[p]) < self.options.max_swarms:
-            for types, combos in _COMBOS_BY_VALUE:
-                have = 0
+            create = self._create
+            for types, table in _CREATE_BY_VALUE:
+                key = 0
                 for t in types:
-                    have += hand[t]
-                if have < 3:
-                    continue
-                for i, needs in combos:
-                    for t, k in needs:
-                        if hand[t] < k:
-                            break
-                    else:
-                        mask[self._create + i] = 1
+                    count = hand[t]
+                    key = key * 4 + (count if count < 3 else 3)
+                for i in table[key]:
+                    mask[create + i] = 1
         for slot, swarm in enumerate(self.swarms[p]):
             base = self._add + slot * NUM_INSECTS
             for t in _TYPES_OF_VALUE_IDS[swarm_value(swarm)]:
