@@ -35,6 +35,7 @@ class ChickenObserver(Observer):
         #: The `my_numbers` and `unseen_numbers` rows of each hand of number cards seen so far (a
         #: round's hand changes a few times, while it is observed at every decision).
         self._hand_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._deck_size = options.deck_size  # a property: computed once here, read every decision
 
     def _number_rows(self, mine: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(count of each value I hold, count I have not seen), both / copies_per_value."""
@@ -108,7 +109,7 @@ class ChickenObserver(Observer):
     def fill(self, game: ChickenGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
         opts = game.options
-        n = game.num_players
+        n, deck_size = game.num_players, self._deck_size
         mine = game.numbers[player]
         mine_row, unseen_row = self._number_rows(mine)
         parts.my_numbers[:] = mine_row
@@ -118,7 +119,7 @@ class ChickenObserver(Observer):
         held, feet, scores, bidding = parts.number_cards_held, parts.feet, parts.scores, parts.still_bidding
         for i in range(n):
             seat = (player + i) % n
-            held[i] = len(game.numbers[seat]) / opts.deck_size
+            held[i] = len(game.numbers[seat]) / deck_size
             feet[i] = min(game.feet[seat] / 2.0, 1.0)
             scores[i] = game.scores[seat] / opts.target
             visible_feet += game.feet[seat]
@@ -132,7 +133,7 @@ class ChickenObserver(Observer):
         parts.round_starter[(game.round_starter - player) % n] = 1.0
         if opts.feet:
             parts.feet_in_deck[0] = (opts.feet - visible_feet) / opts.feet
-        parts.deck_size[0] = len(game.deck) / opts.deck_size
+        parts.deck_size[0] = len(game.deck) / deck_size
         parts.current_bid[0] = game.bid / opts.bid_cap
         parts.round_progress[0] = game.round / opts.max_rounds
 

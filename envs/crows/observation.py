@@ -16,6 +16,10 @@ class CrowsObserver(Observer):
 
     memoryview_parts = True
 
+    def __init__(self, options: CrowsOptions) -> None:
+        super().__init__(options)
+        self._deck_size = options.deck_size  # a property: computed once here, read every decision
+
     def layout(self, options: CrowsOptions) -> list[Piece]:
         """The named pieces, in order."""
         n, v = options.num_players, options.max_value
@@ -114,7 +118,7 @@ class CrowsObserver(Observer):
         for value, k in enumerate(game.deck_counts):
             if k:
                 deck_counts[value - 1] = k * per_copy
-        parts.deck_size[0] = len(game.deck) / opts.deck_size
+        parts.deck_size[0] = len(game.deck) / self._deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)
         parts.final_round[0] = float(max(game.track) >= opts.track_length)
