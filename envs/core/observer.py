@@ -27,9 +27,10 @@ class Observer(abc.ABC):
     #: Pieces that `fill` always writes whole (from a cache, say), so `encode` need not zero them
     #: first. A piece named here and written only in part would show stale values: leave it out.
     dense_pieces: ClassVar[tuple[str, ...]] = ()
-    #: True if `fill` only writes single elements (`part[i] = x`, `part[i] += x`) and whole slices
-    #: from float32 arrays: its parts are then memoryviews, whose element writes cost about half
-    #: a numpy element write. Left False, they are numpy views.
+    #: True if `fill` only writes single elements (`part[i] = x`) and whole slices from float32
+    #: arrays: its parts are then memoryviews, whose element writes cost about half a numpy element
+    #: write. Left False, they are numpy views. (`part[i] += x` adds in float64 on a memoryview but
+    #: in float32 on a numpy view: the same only where both sums are exact, e.g. small integers.)
     memoryview_parts: ClassVar[bool] = False
 
     def __init__(self, options) -> None:
@@ -75,10 +76,6 @@ class Observer(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} has no per-player text view")
 
-    def encode(self, game, player: int) -> np.ndarray:
-        """The flat float32 observation of `player` (a new array the caller may keep)."""
-        return self.encode_full(game, player)
-
     def encode_full(self, game, player: int) -> np.ndarray:
         """`encode` from scratch with `fill`: the reference a game's incremental `encode` must equal."""
         # One zeroed scratch buffer and its named views are reused; only the result is copied.
@@ -86,7 +83,11 @@ class Observer(abc.ABC):
         for span in self._to_zero:
             buffer[span] = 0.0
         self.fill(game, player, self._parts)
-        return self._buffer.copy()
+        return buffer.copy()
+
+    #: The flat float32 observation of `player` (a new array the caller may keep). A game may
+    #: override it with an incremental version; `encode_full` stays the reference.
+    encode = encode_full
 
     def seat_buffers(self) -> tuple[list[np.ndarray], list[SimpleNamespace]]:
         """One zeroed vector per seat and its named views, for an `encode` that updates in place."""

@@ -19,6 +19,7 @@ class CrowsObserver(Observer):
     def __init__(self, options: CrowsOptions) -> None:
         super().__init__(options)
         self._deck_size = options.deck_size  # a property: computed once here, read every decision
+        self._available = self._buffer[self.offsets["available"]]
 
     def layout(self, options: CrowsOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -107,8 +108,9 @@ class CrowsObserver(Observer):
             parts.revealed[card - 1] += 0.5
         if game.pending:
             parts.to_place[game.pending - 1] = 1.0
+        available = self._available  # a numpy view: += must add in float32, as it always has
         for card in game.available:
-            parts.available[card - 1] += 1.0 / copies
+            available[card - 1] += 1.0 / copies
         # Element by element: a list comprehension and its conversion cost more than 2 * max_value writes.
         per_copy = 1.0 / copies
         discard, deck_counts = parts.discard_pile, parts.deck_counts

@@ -322,7 +322,11 @@ class FowlObserver(Observer):
                 lower += copies - top
             if pile != state.piles[i]:
                 state.piles[i] = list(pile)
-                tops, contents, order = at.pile_tops + i * k, at.pile_contents + i * k, at.pile_order + i * size
+                tops, contents, order = (
+                    at.pile_tops + i * k,
+                    at.pile_contents + i * k,
+                    at.pile_order + i * size,
+                )
                 vector[tops : tops + k] = 0.0
                 if pile:
                     mem[tops + pile[-1]] = 1.0

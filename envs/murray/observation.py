@@ -176,7 +176,13 @@ class MurrayObserver(Observer):
 
     def encode(self, game: MurrayGame, player: int) -> np.ndarray:
         """What `fill` writes, scaled (a new array): only the pieces whose inputs changed are rewritten."""
-        raw, mem, views, state, at = self._raw[player], self._memory[player], self._views[player], self._seen_state[player], self._at
+        raw, mem, views, state, at = (
+            self._raw[player],
+            self._memory[player],
+            self._views[player],
+            self._seen_state[player],
+            self._at,
+        )
         n, s = game.num_players, game.options.max_swarms
         seats = self._seat_lists[player]
         # Small pieces are rewritten whole every time: clear last call's non-zero entries, then write.

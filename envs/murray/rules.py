@@ -305,7 +305,9 @@ def _create_table(types: tuple[int, ...], combos: tuple[tuple[int, tuple[tuple[i
 
 #: Per value: its insect types and the `_create_table` of its combinations (a combination needs at
 #: most 3 of a type, so counts capped at 3 decide it).
-_CREATE_BY_VALUE = tuple((tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE)
+_CREATE_BY_VALUE = tuple(
+    (tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE
+)
 
 
 class MurrayGame(Game):
