@@ -113,17 +113,19 @@ class ChickenObserver(Observer):
         mine = game.numbers[player]
         mine_row, unseen_row = self._number_rows(mine)
         parts.my_numbers[:] = mine_row
-        parts.my_round_points[0] = sum(mine) / opts.target
+        target = opts.target
+        parts.my_round_points[0] = sum(mine) / target
         parts.unseen_numbers[:] = unseen_row
         visible_feet = 0
         held, feet, scores, bidding = parts.number_cards_held, parts.feet, parts.scores, parts.still_bidding
         for i in range(n):
             seat = (player + i) % n
             held[i] = len(game.numbers[seat]) / deck_size
-            feet[i] = min(game.feet[seat] / 2.0, 1.0)
-            scores[i] = game.scores[seat] / opts.target
-            visible_feet += game.feet[seat]
-            bidding[i] = float(game.active[seat])
+            seat_feet = game.feet[seat]
+            feet[i] = seat_feet / 2.0 if seat_feet < 2 else 1.0  # capped at 1
+            scores[i] = game.scores[seat] / target
+            visible_feet += seat_feet
+            bidding[i] = game.active[seat]  # a bool: 1.0 or 0.0 in the float32 vector
         # Seat s sits at relative index (s - player) mod n.
         if not game.over:
             parts.acting_seat[(game.to_act - player) % n] = 1.0

@@ -155,7 +155,7 @@ class ChickenGame(Game):
         drawn = self.deck[-count:][::-1]  # the top of the deck is its end
         del self.deck[-count:]
         feet = drawn.count(FOOT)
-        self.numbers[player].extend(card for card in drawn if card != FOOT)
+        self.numbers[player].extend([card for card in drawn if card != FOOT])
         self.feet[player] += feet
         numbers = count - feet
         self.log.append(
