@@ -22,6 +22,9 @@ class CrowsObserver(Observer):
         super().__init__(options)
         self._deck_size = options.deck_size  # a property: computed once here, read every decision
         self._available = self._buffer[self.offsets["available"]]
+        n = options.num_players
+        #: Absolute seats in each observer's relative order.
+        self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
         #: Copies of the discard pile and deck counts the dense pieces were last written from.
         self._counts_seen: list[list[int] | None] = [None, None]
 
@@ -102,15 +105,15 @@ class CrowsObserver(Observer):
         parts.turn_seat[(turn - player) % n] = 1.0
         parts.last_seat[(n - 1 - player) % n] = 1.0
         run, set_, track = parts.run, parts.set, parts.track
-        for i in range(n):
-            seat = (player + i) % n
+        runs, sets, positions = game.runs, game.sets, game.track
+        for i, seat in enumerate(self._seat_lists[player]):
             base = i * v - 1  # card c of relative seat i sits at i*v + c - 1
-            for card in game.runs[seat]:
+            for card in runs[seat]:
                 run[base + card] = 1.0
-            cards = game.sets[seat]
+            cards = sets[seat]
             if cards:
                 set_[base + cards[0]] = len(cards) / copies
-            track[i] = game.track[seat] / track_length
+            track[i] = positions[seat] / track_length
         for card in game.prov_run:
             parts.provisional_run[card - 1] = 1.0
         if game.prov_set:
