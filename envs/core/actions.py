@@ -36,15 +36,15 @@ class ActionLayout:
             self._by_name[name] = block
             start += size
         self.size = start
-        #: (block name, index inside the block) of every action id, looked up by `decode`.
-        self._decoded = [(block.name, i) for block in self.blocks for i in range(block.size)]
+        self._owner = [block for block in self.blocks for _ in range(block.size)]
 
     def __getitem__(self, name: str) -> ActionBlock:
         return self._by_name[name]
 
     def decode(self, action: int) -> tuple[str, int]:
         """(block name, index inside the block) of an action id."""
-        return self._decoded[action]
+        block = self._owner[action]
+        return block.name, action - block.start
 
     def table(self) -> str:
         """The action layout as a Markdown table (the docs must contain it verbatim)."""
