@@ -462,16 +462,16 @@ class CrowsGame(Game):
                 mask[score[1]] = 1
         if kind == Decision.PRESS:
             mask[self._stop_id] = 1
-            if self.can_draw():
+            if self.deck or any(self.discard):  # can_draw(), inlined: this runs every decision
                 mask[self._reveal_id] = 1
         elif kind == Decision.KEEP:
             kept = False
             keep_run, keep_set = self._keep
-            for card in self.revealed:
-                if fits_run(run, card):
+            for card in self.revealed:  # fits_run and fits_set, inlined: this runs every decision
+                if not run or card == run[0] - 1 or card == run[-1] + 1:
                     mask[keep_run + card] = 1
                     kept = True
-                if fits_set(set_, card):
+                if not set_ or card == set_[0]:
                     mask[keep_set + card] = 1
                     kept = True
             if not kept:
