@@ -279,7 +279,6 @@ _DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
 _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
 _TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
-_FLY_IDS = tuple(sorted(int(c) for c in FLIES))
 _MURRAY = int(Card.MURRAY)
 _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
@@ -639,9 +638,8 @@ class MurrayGame(Game):
     def _has_fly_swarm(self) -> bool:
         for swarms in self.swarms:
             for swarm in swarms:
-                for t in _FLY_IDS:
-                    if swarm[t]:
-                        return True
+                if any(swarm[: _ROBBER_FLY + 1]):  # the flies are the types 0.._ROBBER_FLY
+                    return True
         return False
 
     def legal_mask(self) -> np.ndarray:
@@ -697,18 +695,20 @@ class MurrayGame(Game):
         if not self.swapped:
             width = len(self.pond)
             ones = b"\x01" * width
+            swap, pond_size = self._swap, self.options.pond_size
             for t in held:
-                base = self._swap + t * self.options.pond_size
+                base = swap + t * pond_size
                 mask[base : base + width] = ones
         # The hand may never become empty: playing, discarding or passing the last card is illegal.
         if size < 2:
             mask[self._end_turn] = 1
             return
+        pass_ = self._pass
         if hand[_HAWK]:
-            mask[self._pass + _HAWK] = 1
+            mask[pass_ + _HAWK] = 1
         else:
             for t in held:
-                mask[self._pass + t] = 1
+                mask[pass_ + t] = 1
         # Cards this turn may still spend: the last card stays, and a Hawk holder keeps one beside
         # the Hawk, so that it can always pass the Hawk at the end of the turn (seed: "you must").
         spare = size - 2 if hand[_HAWK] else size - 1
@@ -742,9 +742,10 @@ class MurrayGame(Game):
             if ok:
                 mask[self._ability + i] = 1
         if not self.fly_drawn:
+            fly_draw = self._fly_draw
             for i, card in enumerate(_COMMON_IDS):
                 if hand[card]:
-                    mask[self._fly_draw + i] = 1
+                    mask[fly_draw + i] = 1
 
     def apply(self, action: int) -> None:
         """Apply a legal action of the current player, then resolve every chance event it starts."""
