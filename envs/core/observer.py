@@ -66,6 +66,14 @@ class Observer(abc.ABC):
         whole = memoryview(self._buffer) if self.memoryview_parts else self._buffer
         self._parts = SimpleNamespace(**{name: whole[s] for name, s in self.offsets.items()})
 
+    def __reduce__(self):
+        """Pickled and deep-copied as a fresh observer for the same options.
+
+        Everything an observer holds besides its options is scratch space and caches (some of it
+        memoryviews, which cannot be pickled); a fresh one encodes exactly the same.
+        """
+        return type(self), (self.options,)
+
     @abc.abstractmethod
     def layout(self, options) -> list[Piece]:
         """The named pieces, in order."""

@@ -191,3 +191,21 @@ def test_repeated_float_sums_stay_on_numpy_views():
     for _ in range(3):
         total += 1.0 / 7
     assert env.observer.decode(got)["available"][1] == total
+
+
+@pytest.mark.parametrize("name", envs.ENV_NAMES)
+def test_an_env_with_warm_caches_pickles_and_deep_copies(name):
+    """Observers hold memoryviews (which cannot be pickled): they travel as fresh observers."""
+    import copy
+    import pickle
+
+    env = envs.make(name)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        env.step(random_legal(env.observe(env.agent_selection)["action_mask"], rng))
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        for agent in env.possible_agents:
+            mine, theirs = env.observe(agent), twin.observe(agent)
+            assert mine["observation"].tobytes() == theirs["observation"].tobytes()
+            assert mine["action_mask"].tobytes() == theirs["action_mask"].tobytes()
