@@ -28,11 +28,14 @@ def count_of(k: int, one: str, many: str | None = None) -> str:
 class ChickenObserver(Observer):
     """Builds a Chicken observation from named pieces."""
 
+    memoryview_parts = True
+
     def __init__(self, options: ChickenOptions) -> None:
         super().__init__(options)
         #: The `my_numbers` and `unseen_numbers` rows of each hand of number cards seen so far (a
         #: round's hand changes a few times, while it is observed at every decision).
         self._hand_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._deck_size = options.deck_size  # a property: computed once here, read every decision
 
     def _number_rows(self, mine: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(count of each value I hold, count I have not seen), both / copies_per_value."""
@@ -106,21 +109,23 @@ class ChickenObserver(Observer):
     def fill(self, game: ChickenGame, player: int, parts: SimpleNamespace) -> None:
         """Write what `player` may know."""
         opts = game.options
-        n = game.num_players
+        n, deck_size = game.num_players, self._deck_size
         mine = game.numbers[player]
         mine_row, unseen_row = self._number_rows(mine)
         parts.my_numbers[:] = mine_row
-        parts.my_round_points[0] = sum(mine) / opts.target
+        target = opts.target
+        parts.my_round_points[0] = sum(mine) / target
         parts.unseen_numbers[:] = unseen_row
         visible_feet = 0
         held, feet, scores, bidding = parts.number_cards_held, parts.feet, parts.scores, parts.still_bidding
         for i in range(n):
             seat = (player + i) % n
-            held[i] = len(game.numbers[seat]) / opts.deck_size
-            feet[i] = min(game.feet[seat] / 2.0, 1.0)
-            scores[i] = game.scores[seat] / opts.target
-            visible_feet += game.feet[seat]
-            bidding[i] = float(game.active[seat])
+            held[i] = len(game.numbers[seat]) / deck_size
+            seat_feet = game.feet[seat]
+            feet[i] = seat_feet / 2.0 if seat_feet < 2 else 1.0  # capped at 1
+            scores[i] = game.scores[seat] / target
+            visible_feet += seat_feet
+            bidding[i] = game.active[seat]  # a bool: 1.0 or 0.0 in the float32 vector
         # Seat s sits at relative index (s - player) mod n.
         if not game.over:
             parts.acting_seat[(game.to_act - player) % n] = 1.0
@@ -130,7 +135,7 @@ class ChickenObserver(Observer):
         parts.round_starter[(game.round_starter - player) % n] = 1.0
         if opts.feet:
             parts.feet_in_deck[0] = (opts.feet - visible_feet) / opts.feet
-        parts.deck_size[0] = len(game.deck) / opts.deck_size
+        parts.deck_size[0] = len(game.deck) / deck_size
         parts.current_bid[0] = game.bid / opts.bid_cap
         parts.round_progress[0] = game.round / opts.max_rounds
 

@@ -101,6 +101,7 @@ class ChickenGame(Game):
         self.rng = rng
         self.num_players = n = options.num_players
         self.layout = action_layout(options)
+        self._full_deck = tuple(full_deck(options))  # reshuffled every round
         self.scores = [0] * n
         self.round = 0
         self.round_starter = 0
@@ -127,7 +128,7 @@ class ChickenGame(Game):
         # Every card goes back into the deck. This also happens after the game's last tally, so a
         # finished game holds no face-down card whose sum the tally revealed.
         n = self.num_players
-        self.deck = shuffled(full_deck(self.options), self.rng)
+        self.deck = shuffled(self._full_deck, self.rng)
         self.numbers: list[list[int]] = [[] for _ in range(n)]
         self.feet = [0] * n
 
@@ -154,7 +155,7 @@ class ChickenGame(Game):
         drawn = self.deck[-count:][::-1]  # the top of the deck is its end
         del self.deck[-count:]
         feet = drawn.count(FOOT)
-        self.numbers[player].extend(card for card in drawn if card != FOOT)
+        self.numbers[player].extend([card for card in drawn if card != FOOT])
         self.feet[player] += feet
         numbers = count - feet
         self.log.append(
@@ -193,7 +194,7 @@ class ChickenGame(Game):
         """Pass is always legal; bids from current bid + 1 to `max_bid()`."""
         mask = np.zeros(1 + self.options.bid_cap, dtype=np.int8)
         mask[0] = 1
-        mask[self.bid + 1 : self.max_bid() + 1] = 1
+        mask[self.bid + 1 : min(len(self.deck), self.options.bid_cap) + 1] = 1  # up to max_bid()
         return mask
 
     def apply(self, action: int) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 def shuffled(cards: Sequence[int], rng: np.random.Generator) -> list[int]:
     """A new list with `cards` in random order drawn from `rng`."""
-    order = rng.permutation(len(cards))
+    order = rng.permutation(len(cards)).tolist()  # Python ints index a list faster than numpy ints
     return [cards[i] for i in order]
 
 

@@ -68,6 +68,7 @@ class CardGameEnv(AECEnv):
         num_players = self.options.num_players
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._zero_rewards = dict.fromkeys(self.possible_agents, 0.0)
         self.num_actions = self.game_cls.action_count(self.options)
         obs_space = spaces.Dict(
             {
@@ -125,11 +126,10 @@ class CardGameEnv(AECEnv):
         if game.over:  # only reachable by changing the game behind the env's back
             raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
         # The common case, a legal int, is checked inline (this is the hottest line of every loop).
-        if (
-            type(action) is not int
-            or not 0 <= action < self.num_actions
-            or not self._legal_mask(game)[action]
-        ):
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = game.legal_mask()
+        if type(action) is not int or not 0 <= action < self.num_actions or not mask[action]:
             try:
                 action = self._check_action(game, agent, action)
             except IllegalActionError as err:
@@ -138,9 +138,8 @@ class CardGameEnv(AECEnv):
                 self._forfeit(agent, action, str(err))
                 return
         self._cumulative_rewards[agent] = 0.0
-        rewards = self.rewards
-        for a in rewards:
-            rewards[a] = 0.0
+        # Every agent is still in `rewards` while the game runs: one update zeroes them all.
+        self.rewards.update(self._zero_rewards)
         game.apply(action)
         self._mask = None
         if game.over:
@@ -184,7 +183,10 @@ class CardGameEnv(AECEnv):
         if player is None:
             player = self._player(agent)
         if player == game.current_player and not game.over and not self._forfeited:
-            mask = self._legal_mask(game).copy()
+            mask = self._mask
+            if mask is None:
+                mask = self._mask = game.legal_mask()
+            mask = mask.copy()
         else:
             mask = self._no_actions.copy()
         return {"observation": self.observer.encode(game, player), "action_mask": mask}

@@ -27,6 +27,11 @@ class Observer(abc.ABC):
     #: Pieces that `fill` always writes whole (from a cache, say), so `encode` need not zero them
     #: first. A piece named here and written only in part would show stale values: leave it out.
     dense_pieces: ClassVar[tuple[str, ...]] = ()
+    #: True if `fill` only writes single elements (`part[i] = x`) and whole slices from float32
+    #: arrays: its parts are then memoryviews, whose element writes cost about half a numpy element
+    #: write. Left False, they are numpy views. (`part[i] += x` adds in float64 on a memoryview but
+    #: in float32 on a numpy view: the same only where both sums are exact, e.g. small integers.)
+    memoryview_parts: ClassVar[bool] = False
 
     def __init__(self, options) -> None:
         self.options = options
@@ -52,7 +57,22 @@ class Observer(abc.ABC):
                 start = self.offsets[piece.name].stop
         if start < self.size:
             self._to_zero.append(slice(start, self.size))
-        self._parts = SimpleNamespace(**{name: self._buffer[s] for name, s in self.offsets.items()})
+        self._raw_bytes = memoryview(self._buffer).cast("B")
+        size = self._buffer.itemsize
+        self._zeroing = [
+            (slice(span.start * size, span.stop * size), bytes((span.stop - span.start) * size))
+            for span in self._to_zero
+        ]
+        whole = memoryview(self._buffer) if self.memoryview_parts else self._buffer
+        self._parts = SimpleNamespace(**{name: whole[s] for name, s in self.offsets.items()})
+
+    def __reduce__(self):
+        """Pickled and deep-copied as a fresh observer for the same options.
+
+        Everything an observer holds besides its options is scratch space and caches (some of it
+        memoryviews, which cannot be pickled); a fresh one encodes exactly the same.
+        """
+        return type(self), (self.options,)
 
     @abc.abstractmethod
     def layout(self, options) -> list[Piece]:
@@ -70,14 +90,25 @@ class Observer(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} has no per-player text view")
 
-    def encode(self, game, player: int) -> np.ndarray:
-        """The flat float32 observation of `player` (a new array the caller may keep)."""
+    def encode_full(self, game, player: int) -> np.ndarray:
+        """`encode` from scratch with `fill`: the reference a game's incremental `encode` must equal."""
         # One zeroed scratch buffer and its named views are reused; only the result is copied.
-        buffer = self._buffer
-        for span in self._to_zero:
-            buffer[span] = 0.0
+        # Zeroing copies zero bytes over the spans (cheaper than numpy's fill for short spans).
+        raw = self._raw_bytes
+        for span, zeros in self._zeroing:
+            raw[span] = zeros
         self.fill(game, player, self._parts)
         return self._buffer.copy()
+
+    #: The flat float32 observation of `player` (a new array the caller may keep). A game may
+    #: override it with an incremental version; `encode_full` stays the reference.
+    encode = encode_full
+
+    def seat_buffers(self) -> tuple[list[np.ndarray], list[SimpleNamespace]]:
+        """One zeroed vector per seat and its named views, for an `encode` that updates in place."""
+        vectors = [np.zeros(self.size, dtype=np.float32) for _ in range(self.options.num_players)]
+        views = [SimpleNamespace(**{name: v[s] for name, s in self.offsets.items()}) for v in vectors]
+        return vectors, views
 
     def decode(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Split a flat observation back into its named pieces (for debugging and agents)."""

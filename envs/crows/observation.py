@@ -14,6 +14,27 @@ from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
 class CrowsObserver(Observer):
     """Builds a Murder, She Crows observation from named pieces."""
 
+    memoryview_parts = True
+    #: Written whole, from the game's counts, only when those changed (`_counts_seen`).
+    dense_pieces = ("discard_pile", "deck_counts")
+
+    def __init__(self, options: CrowsOptions) -> None:
+        super().__init__(options)
+        self._deck_size = options.deck_size  # a property: computed once here, read every decision
+        self._available = self._buffer[self.offsets["available"]]
+        n = options.num_players
+        #: Absolute seats in each observer's relative order.
+        self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
+        #: Copies of the discard pile and deck counts the dense pieces were last written from.
+        self._counts_seen: list[list[int] | None] = [None, None]
+
+    @staticmethod
+    def _write_counts(part, counts: list[int], copies: int) -> None:
+        """Counts of values 1..max_value (`counts[0]` unused) / copies, into a whole piece."""
+        per_copy = 1.0 / copies
+        for value in range(1, len(counts)):
+            part[value - 1] = counts[value] * per_copy
+
     def layout(self, options: CrowsOptions) -> list[Piece]:
         """The named pieces, in order."""
         n, v = options.num_players, options.max_value
@@ -77,22 +98,22 @@ class CrowsObserver(Observer):
         """Write what `player` may know."""
         opts = game.options
         n, v = game.num_players, opts.max_value
-        copies = opts.copies_per_value
+        copies, track_length = opts.copies_per_value, opts.track_length
         parts.decision[game.kind] = 1.0
         parts.acting_seat[(game.to_act - player) % n] = 1.0
         turn = game.turn_player
         parts.turn_seat[(turn - player) % n] = 1.0
         parts.last_seat[(n - 1 - player) % n] = 1.0
         run, set_, track = parts.run, parts.set, parts.track
-        for i in range(n):
-            seat = (player + i) % n
+        runs, sets, positions = game.runs, game.sets, game.track
+        for i, seat in enumerate(self._seat_lists[player]):
             base = i * v - 1  # card c of relative seat i sits at i*v + c - 1
-            for card in game.runs[seat]:
+            for card in runs[seat]:
                 run[base + card] = 1.0
-            cards = game.sets[seat]
+            cards = sets[seat]
             if cards:
                 set_[base + cards[0]] = len(cards) / copies
-            track[i] = game.track[seat] / opts.track_length
+            track[i] = positions[seat] / track_length
         for card in game.prov_run:
             parts.provisional_run[card - 1] = 1.0
         if game.prov_set:
@@ -101,21 +122,21 @@ class CrowsObserver(Observer):
             parts.revealed[card - 1] += 0.5
         if game.pending:
             parts.to_place[game.pending - 1] = 1.0
+        available = self._available  # a numpy view: += must add in float32, as it always has
         for card in game.available:
-            parts.available[card - 1] += 1.0 / copies
-        # Element by element: a list comprehension and its conversion cost more than 2 * max_value writes.
-        per_copy = 1.0 / copies
-        discard, deck_counts = parts.discard_pile, parts.deck_counts
-        for value, k in enumerate(game.discard):
-            if k:
-                discard[value - 1] = k * per_copy
-        for value, k in enumerate(game.deck_counts):
-            if k:
-                deck_counts[value - 1] = k * per_copy
-        parts.deck_size[0] = len(game.deck) / opts.deck_size
+            available[card - 1] += 1.0 / copies
+        # The pile counts are the same for every seat and change a few times a turn: rewritten (element
+        # by element, cheaper than a list's conversion) only when they differ from the last call's.
+        if game.discard != self._counts_seen[0]:
+            self._counts_seen[0] = list(game.discard)
+            self._write_counts(parts.discard_pile, game.discard, copies)
+        if game.deck_counts != self._counts_seen[1]:
+            self._counts_seen[1] = list(game.deck_counts)
+            self._write_counts(parts.deck_counts, game.deck_counts, copies)
+        parts.deck_size[0] = len(game.deck) / self._deck_size
         if opts.coin_spaces:
             parts.coins_pending[0] = game.coins / len(opts.coin_spaces)
-        parts.final_round[0] = float(max(game.track) >= opts.track_length)
+        parts.final_round[0] = max(game.track) >= track_length  # a bool: 1.0 or 0.0
         if opts.pile_discards_per_turn:
             left = opts.pile_discards_per_turn - game.pile_discards
             parts.pile_discards_left[0] = left / opts.pile_discards_per_turn

@@ -438,11 +438,12 @@ class CrowsGame(Game):
         if kind == Decision.CLAIM:
             p = self.to_act
             run, set_ = self.runs[p], self.sets[p]
+            claim_run, claim_set = self._claim  # (Pile.RUN, Pile.SET): plain ints in the hot path
             for card in self.available:
                 if fits_run(run, card):
-                    mask[self._claim[Pile.RUN] + card] = 1
+                    mask[claim_run + card] = 1
                 if fits_set(set_, card):
-                    mask[self._claim[Pile.SET] + card] = 1
+                    mask[claim_set + card] = 1
             mask[self._claim_pass_id] = 1
             return mask
         p = self.turn_player
@@ -450,26 +451,28 @@ class CrowsGame(Game):
         # Scoring or discarding a pile is open at every decision of one's own turn.
         murder = self.options.min_murder
         may_discard = self.pile_discards < self.options.pile_discards_per_turn
+        toss, score = self._toss, self._score  # indexed by Pile.RUN = 0, Pile.SET = 1
         if run:
-            mask[self._toss[Pile.RUN]] = may_discard
+            mask[toss[0]] = may_discard
             if len(run) >= murder:
-                mask[self._score[Pile.RUN]] = 1
+                mask[score[0]] = 1
         if set_:
-            mask[self._toss[Pile.SET]] = may_discard
+            mask[toss[1]] = may_discard
             if len(set_) >= murder:
-                mask[self._score[Pile.SET]] = 1
+                mask[score[1]] = 1
         if kind == Decision.PRESS:
             mask[self._stop_id] = 1
-            if self.can_draw():
+            if self.deck or any(self.discard):  # can_draw(), inlined: this runs every decision
                 mask[self._reveal_id] = 1
         elif kind == Decision.KEEP:
             kept = False
-            for card in self.revealed:
-                if fits_run(run, card):
-                    mask[self._keep[Pile.RUN] + card] = 1
+            keep_run, keep_set = self._keep
+            for card in self.revealed:  # fits_run and fits_set, inlined: this runs every decision
+                if not run or card == run[0] - 1 or card == run[-1] + 1:
+                    mask[keep_run + card] = 1
                     kept = True
-                if fits_set(set_, card):
-                    mask[self._keep[Pile.SET] + card] = 1
+                if not set_ or card == set_[0]:
+                    mask[keep_set + card] = 1
                     kept = True
             if not kept:
                 mask[self._discard_both_id] = 1

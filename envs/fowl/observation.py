@@ -88,11 +88,15 @@ class FowlObserver(Observer):
         # grids gathers one item per cell instead of one float per feature: about twice as fast.
         row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
         self._cell_items = np.ascontiguousarray(self.table).view(row).ravel()
-        #: Each observer seat's `grids` piece for the grids (by their bytes) it was last built from:
-        #: grids change about once a turn, observations every decision.
-        self._grid_keys: list[bytes | None] = [None] * n
-        self._grid_parts = np.zeros((n, self._parts.grids.size), dtype=np.float32)
-        self._grid_part_items = [part.view(row) for part in self._grid_parts]
+        self._grid_items = self._parts.grids.view(row)
+        # `encode` keeps each seat's vector between calls and rewrites a piece only when what it was
+        # built from changed (grids change about once a turn, observations every decision);
+        # `_seen_state[seat]` holds copies of those inputs, never the live lists.
+        self._vectors, self._views = self.seat_buffers()
+        self._memory = [memoryview(vector) for vector in self._vectors]
+        self._vector_grid_items = [views.grids.view(row) for views in self._views]
+        self._seen_state = [_SeatState(n) for _ in range(n)]
+        self._at = SimpleNamespace(**{name: span.start for name, span in self.offsets.items()})
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -199,7 +203,8 @@ class FowlObserver(Observer):
             parts.pending_card[game.pending_card] = 1.0
             if game.pending_cell != EMPTY:
                 parts.pending_cell[game.pending_cell] = 1.0
-        parts.grids[:] = self._grids_part(game, player)
+        # One opaque item per cell (a row of the table): a gather of items, not of floats.
+        self._grid_items[:] = self._cell_items[game.grids[self._seats[player]].ravel()]
         tops, order, known, recorded = (
             parts.pile_tops,
             parts.pile_order,
@@ -272,15 +277,139 @@ class FowlObserver(Observer):
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
 
-    def _grids_part(self, game: FowlGame, player: int) -> np.ndarray:
-        """The `grids` piece of `player`'s observation, rebuilt only when some grid changed."""
-        key = game.grids.tobytes()
-        if self._grid_keys[player] != key:
-            # One opaque item per cell (a row of the table): a gather of items, not of floats.
-            items = self._cell_items[game.grids[self._seats[player]].ravel()]
-            self._grid_part_items[player][:] = items
-            self._grid_keys[player] = key
-        return self._grid_parts[player]
+    def encode(self, game: FowlGame, player: int) -> np.ndarray:
+        """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
+        vector, mem, views, state, at = (
+            self._vectors[player],
+            self._memory[player],
+            self._views[player],
+            self._seen_state[player],
+            self._at,
+        )
+        n, k = self._n, self._k
+        seats = self._seat_lists[player]
+        # One-hots that change every decision: clear last call's ones, set this call's.
+        for i in state.hot:
+            mem[i] = 0.0
+        hot = [at.decision + game.stage, at.acting + (game.to_act - player) % n]
+        if game.pending_card != EMPTY:
+            hot.append(at.pending_card + game.pending_card)
+            if game.pending_cell != EMPTY:
+                hot.append(at.pending_cell + game.pending_cell)
+        for i in hot:
+            mem[i] = 1.0
+        state.hot = hot
+        hands = game.hands
+        hand = hands[player]
+        if hand != state.hand:
+            state.hand = list(hand)
+            start = at.my_hand
+            vector[start : start + k] = 0.0
+            for card in hand:
+                mem[start + card] += 1.0
+        grids = game.grids.tobytes()
+        if grids != state.grids:
+            state.grids = grids
+            self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+        piles, known, counts = game.piles, game.known, game.pile_counts
+        size, murder = self._pile_size, self._murder
+        on_top = lower = seen_murders = 0  # Murder cards on pile tops, lower in piles, seen in hands
+        for i, seat in enumerate(seats):
+            pile = piles[seat]
+            if pile and (copies := pile.count(murder)):
+                top = pile[-1] == murder
+                on_top += top
+                lower += copies - top
+            if pile != state.piles[i]:
+                state.piles[i] = list(pile)
+                tops, contents, order = (
+                    at.pile_tops + i * k,
+                    at.pile_contents + i * k,
+                    at.pile_order + i * size,
+                )
+                vector[tops : tops + k] = 0.0
+                if pile:
+                    mem[tops + pile[-1]] = 1.0
+                    vector[contents : contents + k] = counts[seat]
+                    vector[order : order + size] = self._pile_order_row(pile)
+                else:
+                    vector[contents : contents + k] = 0.0
+                    vector[order : order + size] = 0.0
+            seen = known[seat]
+            if i:
+                seen_murders += seen.count(murder)
+            if seen != state.known[i]:
+                state.known[i] = list(seen)
+                start = at.known_hands + i * k
+                vector[start : start + k] = 0.0
+                for card in seen:
+                    mem[start + card] += 1.0
+            mem[at.hand_sizes + i] = len(hands[seat]) * 0.25
+        # Everything the grids and the murders decide: rebuilt when either changed.
+        alive, recorded = game.alive, game.recorded
+        table = (
+            grids,
+            tuple(alive),
+            tuple(game.murdered),
+            tuple(game.caught),
+            tuple(tuple(sorted(r)) for r in recorded) if any(recorded) else (),
+        )
+        if table != state.table:
+            state.table = table
+            self._fill_table(game, player, views)
+        mem[at.deck_size] = len(game.deck) * self._deck_scale
+        # murder_whereabouts, as `fill` counts it
+        mine, played = hand.count(murder), game.wiles_in_grids[Wile.MURDER]
+        scale, where = self._murder_scale, at.murder_whereabouts
+        mem[where], mem[where + 1], mem[where + 2] = mine * scale, on_top * scale, lower * scale
+        mem[where + 3], mem[where + 4] = seen_murders * scale, played * scale
+        mem[where + 5] = (game.options.murder_wiles - mine - on_top - lower - seen_murders - played) * scale
+        return vector.copy()
+
+    def _fill_table(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
+        """The pieces decided by grids and murders: seat status, records, scores, murder checks."""
+        n, types = self._n, self._types
+        seats = self._seat_lists[player]
+        for name in ("playing", "murdered", "caught", "recorded_types", "arrested", "scores"):
+            getattr(parts, name)[:] = 0.0
+        parts.murder_checks[:] = 0.0
+        parts.murder_threats[:] = 0.0
+        alive = game.alive
+        scores = []
+        for i, seat in enumerate(seats):
+            if game.recorded[seat]:
+                for t in game.recorded[seat]:
+                    parts.recorded_types[i * types + t] = 1.0
+                parts.arrested[i] = game.arrested(seat)
+            parts.playing[i] = alive[seat]
+            parts.murdered[i] = game.murdered[seat]
+            parts.caught[i] = game.caught[seat]
+            score = game.score(seat)
+            scores.append(score)
+            parts.scores[i] = score * self._score_scale
+        in_grids = game.wiles_in_grids
+        for i, w in enumerate(ESCALATION_WILES):
+            parts.wiles_in_grids[i] = in_grids[w] > 0
+        escalated = game.escalated
+        parts.escalation[0] = escalated
+        if alive[player]:
+            # game.murder_succeeds, with the scores and Escalation read once
+            margin = self._margin
+            for i in range(1, n):
+                if alive[seats[i]]:
+                    parts.murder_checks[i] = escalated or scores[i] >= scores[0] + margin
+                    parts.murder_threats[i] = escalated or scores[0] >= scores[i] + margin
+
+    def _pile_order_row(self, pile: list[int]) -> np.ndarray:
+        """`_pile_row` through the bounded cache of rows by pile."""
+        rows = self._pile_rows
+        key = tuple(pile)
+        row = rows.get(key)
+        if row is None:
+            if len(rows) >= PILE_ROWS_KEPT:
+                rows.clear()
+            row = rows[key] = self._pile_row(pile)
+        return row
 
     def _pile_row(self, pile: list[int]) -> np.ndarray:
         """One pile's `pile_order` entries: 1 / depth in each card's slot."""
@@ -334,3 +463,15 @@ class FowlObserver(Observer):
 
 def _cards(count: int) -> str:
     return f"{count} card" if count == 1 else f"{count} cards"
+
+
+class _SeatState:
+    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
+
+    def __init__(self, n: int) -> None:
+        self.hot: list[int] = []  # the one-hot entries set by the last call
+        self.hand: list[int] | None = None
+        self.grids: bytes | None = None
+        self.piles: list[list[int] | None] = [None] * n
+        self.known: list[list[int] | None] = [None] * n
+        self.table: tuple | None = None

@@ -342,6 +342,10 @@ class FowlGame(Game):
                 self.pile_counts[p, card] += 1
         self._scores: list[int | None] = [None] * n
         self._clear_scores: list[int | None] = [None] * n
+        #: Cells where birds were added since `_scores` / `_clear_scores` were computed (no bird
+        #: has left the grid since, or the cached value would be None).
+        self._score_added: list[list[int]] = [[] for _ in range(n)]
+        self._clear_added: list[list[int]] = [[] for _ in range(n)]
 
     def arrange(
         self,
@@ -386,9 +390,15 @@ class FowlGame(Game):
     def score(self, player: int) -> int:
         """A player's current best route score (0 if they have no route)."""
         cached = self._scores[player]
+        added = self._score_added[player]
         if cached is None:
             cached = best_route(self.grid_birds(player), self.options.min_route)[0]
-            self._scores[player] = cached
+        elif added:
+            # Birds only added since: every old route still stands, a new one passes a new bird.
+            for cell in added:
+                cached = max(cached, self._best_through(player, cell, ()))
+        added.clear()
+        self._scores[player] = cached
         return cached
 
     def clear_score(self, player: int) -> int:
@@ -396,11 +406,60 @@ class FowlGame(Game):
         if not self.recorded[player]:
             return self.score(player)
         cached = self._clear_scores[player]
+        added = self._clear_added[player]
         if cached is None:
             birds = self.grid_birds(player)
             cached = best_route(birds, self.options.min_route, self.recorded[player])[0]
-            self._clear_scores[player] = cached
+        elif added:
+            for cell in added:
+                cached = max(cached, self._best_through(player, cell, self.recorded[player]))
+        added.clear()
+        self._clear_scores[player] = cached
         return cached
+
+    def _best_through(self, player: int, cell: int, barred: Iterable[int]) -> int:
+        """The best points of a route through the bird on `cell` (as `best_route` scores routes; 0 if none).
+
+        A route through it is a path down the values from it to the first bird, joined to a path up
+        the values from it to the last: every pair of such paths whose ends share a type not
+        `barred` is one.
+        """
+        cards = self.grids[player].tolist()
+        top, first_wile, neighbours = self._value_base, self._first_wile, self._neighbours
+        types = self.options.types
+
+        def paths(up: bool) -> list[tuple[int, int, tuple[int, ...]]]:
+            """(type at the far end, length, birds of each type) of every path from `cell`."""
+            out: list[tuple[int, int, tuple[int, ...]]] = []
+            counts = [0] * types
+
+            def walk(at: int, length: int) -> None:
+                kind, value = divmod(cards[at], top)
+                counts[kind] += 1
+                out.append((kind, length, tuple(counts)))
+                for nb in neighbours[at]:
+                    card = cards[nb]
+                    if 0 <= card < first_wile and ((card % top > value) if up else (card % top < value)):
+                        walk(nb, length + 1)
+                counts[kind] -= 1
+
+            walk(cell, 1)
+            return out
+
+        min_length, barred = self.options.min_route, set(barred)
+        here = cards[cell] // top
+        ups = paths(up=True)
+        best = 0
+        for first, down_length, down_counts in paths(up=False):
+            if first in barred:
+                continue
+            for last, up_length, up_counts in ups:
+                length = down_length + up_length - 1  # the bird on `cell` is in both paths
+                if last != first or length < min_length or 2 * length <= best:
+                    continue
+                majority = max(a + b - (t == here) for t, (a, b) in enumerate(zip(down_counts, up_counts)))
+                best = max(best, 2 * length if 2 * majority > length else length)
+        return best
 
     def arrested(self, player: int) -> bool:
         """True if every best route of the player starts and ends with a type recorded against them.
@@ -433,7 +492,11 @@ class FowlGame(Game):
                 frontier.add(nb)
         if card < self._first_wile:
             self.bird_cells[player].add(cell)
-            self._scores[player] = self._clear_scores[player] = None
+            # A bird added breaks no route: the scores are brought up to date from this cell.
+            if self._scores[player] is not None:
+                self._score_added[player].append(cell)
+            if self._clear_scores[player] is not None:
+                self._clear_added[player].append(cell)
         else:
             self.wiles_in_grids[card - self._first_wile] += 1
             # A wile on an empty cell breaks no existing route: the score stays valid.
@@ -510,7 +573,9 @@ class FowlGame(Game):
     # ----- the Game interface -------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         """1 for each legal action of the acting player at the current decision."""
-        mask = np.zeros(self.layout.size, dtype=np.int8)
+        # Built in a bytearray (a byte written from Python costs less than a numpy element or a
+        # fancy-indexed write) and handed out as an int8 array over it.
+        mask = bytearray(self.layout.size)
         b = self._blocks
         me = self.to_act
         n = self.num_players
@@ -532,7 +597,9 @@ class FowlGame(Game):
                 if self._playable(me, card):
                     mask[start + card] = 1
         elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
-            mask[[b["own_cell"] + c for c in self.frontier[me]]] = 1
+            start = b["own_cell"]
+            for c in self.frontier[me]:
+                mask[start + c] = 1
         elif stage == Decision.MURDER_TARGET:
             for q in self._opponents(me):
                 mask[b["murder"] + (q - me) % n - 1] = 1
@@ -542,10 +609,12 @@ class FowlGame(Game):
                 start = b["opponent_cell"] + ((q - me) % n - 1) * cells
                 if stage == Decision.PLACE_BLOCKING:
                     if self.placed[q]:
-                        mask[[start + c for c in self.frontier[q]]] = 1
-                elif self.bird_cells[q]:
-                    mask[[start + c for c in self.bird_cells[q]]] = 1
-        return mask
+                        for c in self.frontier[q]:
+                            mask[start + c] = 1
+                else:
+                    for c in self.bird_cells[q]:
+                        mask[start + c] = 1
+        return np.frombuffer(mask, dtype=np.int8)
 
     def apply(self, action: int) -> None:
         """Apply one decision of the acting player and everything it sets off."""
@@ -761,6 +830,8 @@ class FowlGame(Game):
         other.placed = list(self.placed)
         other._scores = list(self._scores)
         other._clear_scores = list(self._clear_scores)
+        other._score_added = [list(cells) for cells in self._score_added]
+        other._clear_added = [list(cells) for cells in self._clear_added]
         other.alive = list(self.alive)
         other.murdered = list(self.murdered)
         other.caught = list(self.caught)

@@ -80,6 +80,14 @@ class MurrayObserver(Observer):
         self._swarm_rows = self._parts.swarms.reshape(n * options.max_swarms, NUM_INSECTS)
         self._seen_rows = self._parts.seen_hands.reshape(n - 1, HAND_KINDS)
         self._shown_rows = self._parts.table_seen.reshape(n, HAND_KINDS)
+        # `encode` keeps each seat's raw (unscaled) vector between calls and rewrites a piece only
+        # when what it was built from changed: most of the table stands still from one decision to
+        # the next. `_seen_state[seat]` holds copies of those inputs (never the live lists).
+        self._raw, self._views = self.seat_buffers()
+        self._memory = [memoryview(raw) for raw in self._raw]
+        self._seen_state = [_SeatState(n) for _ in range(n)]
+        at = self.offsets
+        self._at = SimpleNamespace(**{name: at[name].start for name in at})
 
     def layout(self, options: MurrayOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -165,6 +173,90 @@ class MurrayObserver(Observer):
         parts.turn_progress[0] = min(game.turn, game.options.max_turns)
         whole = parts.decision.base  # every piece is a view of one buffer: scale it at once
         whole *= self._scale
+
+    def encode(self, game: MurrayGame, player: int) -> np.ndarray:
+        """What `fill` writes, scaled (a new array): only the pieces whose inputs changed are rewritten."""
+        raw, mem, views, state, at = (
+            self._raw[player],
+            self._memory[player],
+            self._views[player],
+            self._seen_state[player],
+            self._at,
+        )
+        n, s = game.num_players, game.options.max_swarms
+        seats = self._seat_lists[player]
+        # Small pieces are rewritten whole every time: clear last call's non-zero entries, then write.
+        for i in state.small:
+            mem[i] = 0.0
+        small = [at.decision + game.decision_kind, at.actor + (game.player - player) % n]
+        hand = game.hands[player]
+        hawk = self._hawk_status(game, player)
+        small.append(at.hawk + hawk)
+        if game.last_passed[player] >= 0:
+            small.append(at.last_passed + game.last_passed[player])
+        if game.last_received[player] >= 0:
+            small.append(at.last_received + game.last_received[player])
+        if game.target >= 0:
+            small.append(at.target_player + (game.target - player) % n)
+        owner, slot = game.chosen
+        if owner >= 0:
+            small.append(at.chosen_swarm + ((owner - player) % n) * s + slot)
+        for i in small:
+            mem[i] = 1.0
+        mem[at.deck_size] = len(game.deck)
+        mem[at.murrays_in_deck] = self._murrays_left(game)
+        mem[at.robber_left] = game.robber_left
+        mem[at.turn_progress] = min(game.turn, game.options.max_turns)
+        small += (at.deck_size, at.murrays_in_deck, at.robber_left, at.turn_progress)
+        if hawk == HawkStatus.UNSEEN:
+            mem[at.hawk_draws] = game.hawk_draws[player]
+            small.append(at.hawk_draws)
+        if game.player == player:
+            flags = at.turn_flags
+            mem[flags], mem[flags + 1] = game.swapped, game.fly_drawn
+            mem[flags + 2] = game.may_go_out and hand[Card.HAWK] > 0
+            small += (flags, flags + 1, flags + 2)
+        state.small = small
+        # Pieces compared with a copy of what they were last built from.
+        if hand != state.hand:
+            views.my_hand[:] = state.hand = list(hand)
+        if game.hand_sizes != state.hand_sizes:
+            state.hand_sizes = list(game.hand_sizes)
+            views.hand_sizes[:] = [game.hand_sizes[seat] for seat in seats]
+        if game.tadpoles != state.tadpoles:
+            state.tadpoles = list(game.tadpoles)
+            views.tadpoles[:] = [game.tadpoles[seat] for seat in seats]
+        if game.pond != state.pond:
+            state.pond = list(game.pond)
+            pond = views.pond
+            pond[:] = 0.0
+            for slot, card in enumerate(game.pond):
+                pond[slot * NUM_INSECTS + card] = 1.0
+        if game.discard != state.discard:
+            views.discard_pile[:] = state.discard = list(game.discard)
+        swarm_block = s * NUM_INSECTS
+        looking = game.target if game.decision_kind == Decision.HORNET_TAKE and game.player == player else -1
+        seen = game.seen[player]
+        for rel, seat in enumerate(seats):
+            swarms = game.swarms[seat]
+            if swarms != state.swarms[rel]:
+                state.swarms[rel] = [list(swarm) for swarm in swarms]
+                start = at.swarms + rel * swarm_block
+                raw[start : start + swarm_block] = 0.0
+                for slot, swarm in enumerate(swarms):
+                    raw[start + slot * NUM_INSECTS : start + (slot + 1) * NUM_INSECTS] = swarm
+            shown = game.shown[seat]
+            if shown != state.shown[rel]:
+                state.shown[rel] = list(shown)
+                start = at.table_seen + rel * HAND_KINDS
+                raw[start : start + HAND_KINDS] = shown
+            if rel:
+                view = game.hands[seat] if seat == looking else seen[seat]
+                if view != state.seen[rel]:
+                    state.seen[rel] = None if view is None else list(view)
+                    start = at.seen_hands + (rel - 1) * HAND_KINDS
+                    raw[start : start + HAND_KINDS] = 0.0 if view is None else view
+        return raw * self._scale
 
     def view(self, game: MurrayGame, player: int) -> str:
         """The table as `player` sees it, in plain text: nothing another player holds face down."""
@@ -253,3 +345,14 @@ class MurrayObserver(Observer):
         """Murrays live only in the deck or on the pile, so the deck's count is public."""
         in_play = game.decision_kind == Decision.MURRAY  # the Murray awaiting its target
         return game.options.murray_count - game.discard[Card.MURRAY] - in_play
+
+
+class _SeatState:
+    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
+
+    def __init__(self, n: int) -> None:
+        self.small: list[int] = []  # non-zero entries of the small pieces rewritten every call
+        self.hand = self.hand_sizes = self.tadpoles = self.pond = self.discard = None
+        self.swarms: list = [None] * n
+        self.shown: list = [None] * n
+        self.seen: list = [None] * n  # None also means "nothing seen", which is all zeros: right

@@ -279,7 +279,6 @@ _DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
 _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
 _TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
-_FLY_IDS = tuple(sorted(int(c) for c in FLIES))
 _MURRAY = int(Card.MURRAY)
 _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
@@ -289,6 +288,24 @@ _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PA
 _COMBOS_BY_VALUE = tuple(
     (TYPES_OF_VALUE[v], tuple((i, _combo_needs(c)) for i, c in enumerate(SWARM_COMBOS) if VALUE[c[0]] == v))
     for v in range(1, 6)
+)
+
+
+def _create_table(types: tuple[int, ...], combos: tuple[tuple[int, tuple[tuple[int, int]]], ...]) -> tuple:
+    """Create-block indices a hand can make, by its counts of `types` capped at 3, read base 4."""
+    table = []
+    for key in range(4 ** len(types)):
+        held, rest = {}, key
+        for t in reversed(types):
+            rest, held[t] = divmod(rest, 4)
+        table.append(tuple(i for i, needs in combos if all(held[t] >= k for t, k in needs)))
+    return tuple(table)
+
+
+#: Per value: its insect types and the `_create_table` of its combinations (a combination needs at
+#: most 3 of a type, so counts capped at 3 decide it).
+_CREATE_BY_VALUE = tuple(
+    (tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE
 )
 
 
@@ -621,14 +638,15 @@ class MurrayGame(Game):
     def _has_fly_swarm(self) -> bool:
         for swarms in self.swarms:
             for swarm in swarms:
-                for t in _FLY_IDS:
-                    if swarm[t]:
-                        return True
+                if any(swarm[: _ROBBER_FLY + 1]):  # the flies are the types 0.._ROBBER_FLY
+                    return True
         return False
 
     def legal_mask(self) -> np.ndarray:
         """An exact mask of the current player's legal actions."""
-        mask = np.zeros(self._size, dtype=np.int8)
+        # Built in a bytearray (a byte written from Python costs half a numpy element write) and
+        # handed out as an int8 array over it.
+        mask = bytearray(self._size)
         kind = self.decision_kind
         if kind == Decision.TURN:
             self._turn_mask(mask)
@@ -647,7 +665,7 @@ class MurrayGame(Game):
                 if self.hand_sizes[self._seat_at(rel)] >= 2:
                     mask[self._player + rel - 1] = 1
         elif kind == Decision.DRAGONFLY:
-            mask[self._pond : self._pond + len(self.pond)] = 1
+            mask[self._pond : self._pond + len(self.pond)] = b"\x01" * len(self.pond)
         elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
             owner, slot = self.chosen
             swarm = self.swarms[owner][slot]
@@ -665,9 +683,9 @@ class MurrayGame(Game):
             for t in range(NUM_INSECTS):
                 if hand[t]:
                     mask[self._discard + t] = 1
-        return mask
+        return np.frombuffer(mask, dtype=np.int8)
 
-    def _turn_mask(self, mask: np.ndarray) -> None:
+    def _turn_mask(self, mask: bytearray) -> None:
         p = self.player
         hand = self.hands[p]
         size = self.hand_sizes[p]
@@ -676,36 +694,35 @@ class MurrayGame(Game):
             mask[self._go_out] = 1
         if not self.swapped:
             width = len(self.pond)
+            ones = b"\x01" * width
+            swap, pond_size = self._swap, self.options.pond_size
             for t in held:
-                base = self._swap + t * self.options.pond_size
-                mask[base : base + width] = 1
+                base = swap + t * pond_size
+                mask[base : base + width] = ones
         # The hand may never become empty: playing, discarding or passing the last card is illegal.
         if size < 2:
             mask[self._end_turn] = 1
             return
+        pass_ = self._pass
         if hand[_HAWK]:
-            mask[self._pass + _HAWK] = 1
+            mask[pass_ + _HAWK] = 1
         else:
             for t in held:
-                mask[self._pass + t] = 1
+                mask[pass_ + t] = 1
         # Cards this turn may still spend: the last card stays, and a Hawk holder keeps one beside
         # the Hawk, so that it can always pass the Hawk at the end of the turn (seed: "you must").
         spare = size - 2 if hand[_HAWK] else size - 1
         if not spare:
             return
         if spare >= 3 and len(self.swarms[p]) < self.options.max_swarms:
-            for types, combos in _COMBOS_BY_VALUE:
-                have = 0
+            create = self._create
+            for types, table in _CREATE_BY_VALUE:
+                key = 0
                 for t in types:
-                    have += hand[t]
-                if have < 3:
-                    continue
-                for i, needs in combos:
-                    for t, k in needs:
-                        if hand[t] < k:
-                            break
-                    else:
-                        mask[self._create + i] = 1
+                    count = hand[t]
+                    key = key * 4 + (count if count < 3 else 3)
+                for i in table[key]:
+                    mask[create + i] = 1
         for slot, swarm in enumerate(self.swarms[p]):
             base = self._add + slot * NUM_INSECTS
             for t in _TYPES_OF_VALUE_IDS[swarm_value(swarm)]:
@@ -725,9 +742,10 @@ class MurrayGame(Game):
             if ok:
                 mask[self._ability + i] = 1
         if not self.fly_drawn:
+            fly_draw = self._fly_draw
             for i, card in enumerate(_COMMON_IDS):
                 if hand[card]:
-                    mask[self._fly_draw + i] = 1
+                    mask[fly_draw + i] = 1
 
     def apply(self, action: int) -> None:
         """Apply a legal action of the current player, then resolve every chance event it starts."""

@@ -1,0 +1,75 @@
+"""The rules engines' speed paths agree with the plain computations they replace: Fowl's scores
+kept up to date bird by bird against a full best-route search, Murray's create-a-swarm table
+against the combinations themselves, and the bytearray legal masks against the actions' rules."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from fowlplay import envs
+from fowlplay.envs.core.testing import random_legal
+from fowlplay.envs.fowl.rules import FowlGame, best_route
+from fowlplay.envs.murray import rules as murray
+
+
+def score_mismatches(name_players: int, games: int, seed: int = 0) -> int:
+    """Masked random Fowl games; after every decision compare each seat's cached scores with a full search."""
+    env = envs.make("murder_most_fowl_v0", num_players=name_players)
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        while not env.game.over:
+            game: FowlGame = env.game
+            for p in range(game.num_players):
+                birds = game.grid_birds(p)
+                wrong += game.score(p) != best_route(birds, game.options.min_route)[0]
+                if game.recorded[p]:
+                    clear = best_route(birds, game.options.min_route, game.recorded[p])[0]
+                    wrong += game.clear_score(p) != clear
+            env.step(random_legal(env.observe(env.agent_selection)["action_mask"], rng))
+    return wrong
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fowl_scores_kept_up_to_date_match_a_full_search(n):
+    assert score_mismatches(n, games=6) == 0
+
+
+def test_a_route_search_that_misses_new_routes_is_caught(monkeypatch):
+    """A broken twin: if the search through a new bird finds nothing, the cached scores go stale."""
+    monkeypatch.setattr(FowlGame, "_best_through", lambda self, player, cell, barred: 0)
+    assert score_mismatches(2, games=6) > 0
+
+
+def test_murray_create_table_matches_the_combinations():
+    """Every hand of 0..4 copies of each type of a value: the table's swarms are the ones it can make."""
+    for value, types in murray.TYPES_OF_VALUE.items():
+        _, table = next(entry for entry in murray._CREATE_BY_VALUE if entry[0] == tuple(types))
+        for held in itertools.product(range(5), repeat=len(types)):
+            hand = [0] * murray.HAND_KINDS
+            for t, count in zip(types, held):
+                hand[t] = count
+            key = 0
+            for count in held:
+                key = key * 4 + min(count, 3)
+            expected = [
+                i
+                for i, combo in enumerate(murray.SWARM_COMBOS)
+                if murray.VALUE[combo[0]] == value and all(hand[t] >= combo.count(t) for t in set(combo))
+            ]
+            assert list(table[key]) == expected, (value, held)
+
+
+@pytest.mark.parametrize("name", envs.ENV_NAMES)
+def test_legal_masks_are_fresh_int8_arrays(name):
+    """Whatever a game builds its mask in, the env hands out an int8 array the caller may keep."""
+    env = envs.make(name)
+    env.reset(seed=0)
+    mask = env.game.legal_mask()
+    assert mask.dtype == np.int8 and mask.shape == (env.num_actions,) and mask.flags.writeable
+    observed = env.observe(env.agent_selection)["action_mask"]
+    observed[:] = 0
+    assert env.observe(env.agent_selection)["action_mask"].tobytes() == mask.tobytes()
