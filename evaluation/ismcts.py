@@ -147,6 +147,7 @@ class ISMCTSAgent(Agent):
             self._policies = {
                 a: module.BaselineAgent(self.env.options, seed=None) for a in self.env.possible_agents
             }
+        self._seat_policies = [self._policies[a] for a in self.env.possible_agents] if self._policies else []
         #: Root statistics of the last search, {action: (visits, mean reward)}, for reports and tests.
         self.last_search: dict[int, tuple[int, float]] = {}
         #: Simulations whose determinization disagreed with the real legal actions at the root (an
@@ -232,14 +233,19 @@ class ISMCTSAgent(Agent):
             self.root_mismatches += 1  # an inexact re-deal changed what the deciding player may do
             if world.agent_selection != me or not mask[action]:
                 return
+        # From here on the simulation steps the game engine itself: the determinization is a
+        # private copy, so the AEC bookkeeping (legality checks, reward dicts) is not needed, and a
+        # player's observation is encoded only where a node or the baseline reads it.
         path, root_action = [child], action
-        world.step(action)
+        game.apply(action)
         node = child
+        encode, agents = world.observer.encode, world.possible_agents
         while not game.over:
-            agent = world.agent_selection
-            obs = world.observe(agent)
-            mask = obs["action_mask"]
-            view = obs["observation"].tobytes() + mask.tobytes()  # the acting player's information
+            player = game.current_player
+            agent = agents[player]
+            mask = game.legal_mask()
+            observation = encode(game, player)
+            view = observation.tobytes() + mask.tobytes()  # the acting player's information
             visits = node.views.get((agent, view), 0)
             node.views[(agent, view)] = visits + 1
             untried, tried = [], 0
@@ -251,17 +257,18 @@ class ISMCTSAgent(Agent):
                     sibling.available += 1
                     tried += 1
             if untried and (not tried or self._widen(visits, tried)):
-                action = self._expansion(agent, obs, untried)
+                action = self._expansion(agent, observation, mask, untried)
                 child = node.children[(agent, view, action)] = _Node(agent)
                 path.append(child)
-                world.step(action)
+                game.apply(action)
                 break
             action, child = self._select(node, agent, view, mask)
             path.append(child)
-            world.step(action)
+            game.apply(action)
             node = child
         self._rollout(world, seed)
-        rewards = world.rewards  # the env pays the zero-sum returns on the game's last step
+        returns = game.returns()  # the zero-sum returns the env pays on the game's last step
+        rewards = {a: float(returns[i]) for i, a in enumerate(agents)}
         root.visits += 1
         self._outcomes[root_action].append(rewards[me])
         for child in path:
@@ -300,32 +307,32 @@ class ISMCTSAgent(Agent):
                 best, best_value = (action, child), value
         return best
 
-    def _expansion(self, agent: str, obs: dict, untried: list[int]) -> int:
+    def _expansion(self, agent: str, observation: np.ndarray, mask: np.ndarray, untried: list[int]) -> int:
         """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
         if self._policies:
-            choice = self._policy_act(agent, obs["observation"], obs["action_mask"])
+            choice = self._policy_act(agent, observation, mask)
             if choice in untried:
                 return choice
         return untried[int(self.rng.integers(len(untried)))]
 
     def _rollout(self, world, seed: int) -> None:
-        """Play the determinization to its end with the rollout policy in every seat."""
+        """Play the determinization to its end with the rollout policy in every seat (on the engine)."""
         game = world.game
         if not self._policies:
             rng = np.random.default_rng([seed, 1])  # tied to the deal, like the baseline's play
             while not game.over:
                 legal = np.flatnonzero(game.legal_mask())
-                world.step(int(legal[rng.integers(legal.size)]))
+                game.apply(int(legal[rng.integers(legal.size)]))
             return
+        encode, policies = world.observer.encode, self._seat_policies
         while not game.over:
             mask = game.legal_mask()
             legal = np.flatnonzero(mask)
             if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
-                world.step(int(legal[0]))
+                game.apply(int(legal[0]))
                 continue
-            agent = world.agent_selection
-            obs = world.observe(agent)
-            world.step(self._policy_act(agent, obs["observation"], obs["action_mask"]))
+            player = game.current_player
+            game.apply(int(policies[player].act(encode(game, player), mask)))
 
     def _policy_act(self, agent: str, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The rollout policy's action for `agent` seeing this observation."""
