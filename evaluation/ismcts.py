@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"
@@ -71,6 +72,44 @@ MIN_PAIRED_DEALS = 5
 _SEED_HIGH = 2**63
 
 
+#: Rollout decisions before the leaf, per game, for `ISMCTSSettings(horizon=None)` (the spec's agents).
+DEFAULT_HORIZONS = {
+    "chicken_v0": 20,
+    "murder_she_crows_v0": 20,
+    "murder_most_fowl_v0": 20,
+    "murray_frog_v0": 20,
+}
+
+
+# ----- leaves: where a truncated rollout stops, an estimate of the returns -------------------------
+def _chicken_lead(game) -> list[float]:
+    return score_rewards(game.scores, game.options.target)
+
+
+def _crows_lead(game) -> list[float]:
+    return score_rewards(game.track, game.options.track_length)
+
+
+def _fowl_lead(game) -> list[float]:
+    return [game.potential(p) for p in range(game.num_players)]
+
+
+def _murray_lead(game) -> list[float]:
+    return score_rewards(game.scores(), 20.0)  # the scale of Murray's score-mode returns
+
+
+#: Per game: each seat's lead (zero-sum score differences on the scale of the game's score-mode
+#: returns; Murder Most Fowl: its public `potential`) and the gain of tanh(gain x lead), the leaf's
+#: estimate of a seat's win reward. Each gain is the least-squares fit of tanh(gain x lead) to the
+#: final reward over every state of 150 baseline-vs-baseline games (seeds 0-149; 2 players, Murray 3).
+LEAVES = {
+    "chicken_v0": (_chicken_lead, 0.3),
+    "murder_she_crows_v0": (_crows_lead, 4.0),
+    "murder_most_fowl_v0": (_fowl_lead, 0.75),
+    "murray_frog_v0": (_murray_lead, 0.15),
+}
+
+
 @dataclass(frozen=True)
 class ISMCTSSettings:
     """How an ISMCTS agent searches (see the module docstring for what each setting does)."""
@@ -80,6 +119,9 @@ class ISMCTSSettings:
     exploration: float = DEFAULT_EXPLORATION
     widening: bool = True
     margin: float = 2.0
+    #: Decisions a rollout plays before a leaf estimates the returns; 0 plays to the end of the
+    #: game; None takes the game's `DEFAULT_HORIZONS` entry.
+    horizon: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -90,6 +132,10 @@ class ISMCTSSettings:
             raise ValueError(f"ISMCTS exploration must be >= 0; got {self.exploration!r}")
         if not self.margin >= 0:
             raise ValueError(f"ISMCTS margin must be >= 0; got {self.margin!r}")
+        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 0):
+            raise ValueError(
+                f"ISMCTS horizon must be None or an int >= 0 (0: to the end); got {self.horizon!r}"
+            )
 
 
 def parse_settings(kind: str) -> ISMCTSSettings:
@@ -147,6 +193,9 @@ class ISMCTSAgent(Agent):
             self._policies = {
                 a: module.BaselineAgent(self.env.options, seed=None) for a in self.env.possible_agents
             }
+        name = self.env.metadata["name"]
+        #: Decisions a rollout plays before its leaf (0: to the end of the game).
+        self.horizon = DEFAULT_HORIZONS.get(name, 0) if settings.horizon is None else settings.horizon
         self._seat_policies = [self._policies[a] for a in self.env.possible_agents] if self._policies else []
         #: Root statistics of the last search, {action: (visits, mean reward)}, for reports and tests.
         self.last_search: dict[int, tuple[int, float]] = {}
@@ -267,7 +316,8 @@ class ISMCTSAgent(Agent):
             game.apply(action)
             node = child
         self._rollout(world, seed)
-        returns = game.returns()  # the zero-sum returns the env pays on the game's last step
+        # The zero-sum returns the env pays on the game's last step, or the leaf's estimate of them.
+        returns = game.returns() if game.over else self._leaf(game)
         rewards = {a: float(returns[i]) for i, a in enumerate(agents)}
         root.visits += 1
         self._outcomes[root_action].append(rewards[me])
@@ -316,16 +366,20 @@ class ISMCTSAgent(Agent):
         return untried[int(self.rng.integers(len(untried)))]
 
     def _rollout(self, world, seed: int) -> None:
-        """Play the determinization to its end with the rollout policy in every seat (on the engine)."""
+        """Play the determinization with the rollout policy in every seat, to the end of the game
+        or for `settings.horizon` decisions (0: to the end), stepping the engine itself."""
         game = world.game
+        left = self.horizon or -1  # -1 never reaches 0: no horizon
         if not self._policies:
             rng = np.random.default_rng([seed, 1])  # tied to the deal, like the baseline's play
-            while not game.over:
+            while not game.over and left:
                 legal = np.flatnonzero(game.legal_mask())
                 game.apply(int(legal[rng.integers(legal.size)]))
+                left -= 1
             return
         encode, policies = world.observer.encode, self._seat_policies
-        while not game.over:
+        while not game.over and left:
+            left -= 1
             mask = game.legal_mask()
             legal = np.flatnonzero(mask)
             if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
@@ -333,6 +387,14 @@ class ISMCTSAgent(Agent):
                 continue
             player = game.current_player
             game.apply(int(policies[player].act(encode(game, player), mask)))
+
+    def _leaf(self, game) -> list[float]:
+        """Every seat's estimated return where a rollout stopped at its horizon: tanh(gain x lead)."""
+        lead, gain = LEAVES[self.env.metadata["name"]]
+        values = lead(game)
+        if getattr(game.options, "reward_mode", "win") == "score":
+            return values  # score-mode returns are the lead itself
+        return [math.tanh(gain * x) for x in values]
 
     def _policy_act(self, agent: str, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The rollout policy's action for `agent` seeing this observation."""
