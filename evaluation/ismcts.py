@@ -27,15 +27,19 @@ simulation
    when it is untried, else a random untried one. Below the root, progressive widening: an
    information set reached v times tries a new action only while it has tried at most
    sqrt(v / 4), so a line follows the rollout policy until the search has seen it often;
-5. **rolls out** to the end of the game with the game's rule-based `BaselineAgent` in every seat
-   (or, with `rollout="random"`, uniformly random legal actions drawn from the deal's seed);
+5. **rolls out** with the game's rule-based `BaselineAgent` in every seat (or, with
+   `rollout="random"`, uniformly random legal actions drawn from the deal's seed), stepping the
+   game engine of its private copy directly (no AEC bookkeeping; an observation is encoded only
+   where a node or the baseline reads one): for `horizon` decisions (10 by default), then on to
+   the end of the round (Chicken) or turn in progress, where a *leaf* estimates each seat's win
+   reward as tanh(gain x lead) from the scores (`LEAVES`); `horizon=0` rolls out to the end;
 6. **backs up** the environment's zero-sum terminal rewards: every node on the path adds the
    reward of the player who acted there, which is what makes the search multi-player.
 
 It plays the root's most visited move (ties: the higher mean reward, then the lower action id),
 with one exception under baseline rollouts: the baseline's own move stands unless the most
-visited move beat it, deal by deal on at least 5 common deals, by `margin` (2) standard errors of
-the mean difference. One decision moves a player's chance of winning by a few hundredths while
+visited move beat it, deal by deal on at least 5 common deals, by `margin` standard errors of
+the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One decision moves a player's chance of winning by a few hundredths while
 one rollout scores +1 or -1, so with tens of simulations per move the most visited move is often
 a slightly worse one, and many such steps lose to the very policy the search rolls out with. A
 decision with a single legal action is played without searching. The budget is a number of
@@ -74,10 +78,17 @@ _SEED_HIGH = 2**63
 
 #: Rollout decisions before the leaf, per game, for `ISMCTSSettings(horizon=None)` (the spec's agents).
 DEFAULT_HORIZONS = {
-    "chicken_v0": 20,
-    "murder_she_crows_v0": 20,
-    "murder_most_fowl_v0": 20,
-    "murray_frog_v0": 20,
+    "chicken_v0": 10,
+    "murder_she_crows_v0": 10,
+    "murder_most_fowl_v0": 10,
+    "murray_frog_v0": 10,
+}
+#: The margin per game for `ISMCTSSettings(margin=None)` (docs/evaluation.md has the measurements).
+DEFAULT_MARGINS = {
+    "chicken_v0": 2.0,
+    "murder_she_crows_v0": 1.0,
+    "murder_most_fowl_v0": 1.0,
+    "murray_frog_v0": 1.0,
 }
 
 
@@ -98,15 +109,25 @@ def _murray_lead(game) -> list[float]:
     return score_rewards(game.scores(), 20.0)  # the scale of Murray's score-mode returns
 
 
+#: Per game, the counter of rounds (Chicken) or turns (the others): a truncated rollout stops only
+#: where it changes, so that no provisional points of a round or turn in progress are left unscored.
+PHASES = {
+    "chicken_v0": lambda game: game.round,
+    "murder_she_crows_v0": lambda game: game.turns,
+    "murder_most_fowl_v0": lambda game: game.turn,
+    "murray_frog_v0": lambda game: game.turn,
+}
+
 #: Per game: each seat's lead (zero-sum score differences on the scale of the game's score-mode
 #: returns; Murder Most Fowl: its public `potential`) and the gain of tanh(gain x lead), the leaf's
 #: estimate of a seat's win reward. Each gain is the least-squares fit of tanh(gain x lead) to the
-#: final reward over every state of 150 baseline-vs-baseline games (seeds 0-149; 2 players, Murray 3).
+#: final reward over the states where a round or turn begins (`PHASES`) in 150 baseline-vs-baseline
+#: games (seeds 0-149; 2 players, Murray 3).
 LEAVES = {
     "chicken_v0": (_chicken_lead, 0.3),
     "murder_she_crows_v0": (_crows_lead, 4.0),
-    "murder_most_fowl_v0": (_fowl_lead, 0.75),
-    "murray_frog_v0": (_murray_lead, 0.15),
+    "murder_most_fowl_v0": (_fowl_lead, 0.8),
+    "murray_frog_v0": (_murray_lead, 0.2),
 }
 
 
@@ -118,7 +139,9 @@ class ISMCTSSettings:
     rollout: str = "baseline"
     exploration: float = DEFAULT_EXPLORATION
     widening: bool = True
-    margin: float = 2.0
+    #: Standard errors by which a move must beat the rollout policy's own move on common deals to
+    #: be played instead; None takes the game's `DEFAULT_MARGINS` entry.
+    margin: float | None = None
     #: Decisions a rollout plays before a leaf estimates the returns; 0 plays to the end of the
     #: game; None takes the game's `DEFAULT_HORIZONS` entry.
     horizon: int | None = None
@@ -130,7 +153,7 @@ class ISMCTSSettings:
             raise ValueError(f"ISMCTS rollout must be one of {ROLLOUTS}; got {self.rollout!r}")
         if not self.exploration >= 0:
             raise ValueError(f"ISMCTS exploration must be >= 0; got {self.exploration!r}")
-        if not self.margin >= 0:
+        if self.margin is not None and not self.margin >= 0:
             raise ValueError(f"ISMCTS margin must be >= 0; got {self.margin!r}")
         if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 0):
             raise ValueError(
@@ -196,6 +219,8 @@ class ISMCTSAgent(Agent):
         name = self.env.metadata["name"]
         #: Decisions a rollout plays before its leaf (0: to the end of the game).
         self.horizon = DEFAULT_HORIZONS.get(name, 0) if settings.horizon is None else settings.horizon
+        #: Standard errors by which a move must beat the rollout policy's own move to be played.
+        self.margin = DEFAULT_MARGINS.get(name, 2.0) if settings.margin is None else settings.margin
         self._seat_policies = [self._policies[a] for a in self.env.possible_agents] if self._policies else []
         #: Root statistics of the last search, {action: (visits, mean reward)}, for reports and tests.
         self.last_search: dict[int, tuple[int, float]] = {}
@@ -259,7 +284,7 @@ class ISMCTSAgent(Agent):
         if m < MIN_PAIRED_DEALS:
             return False
         diff = np.asarray(outcomes[:m]) - np.asarray(default[:m])
-        return float(diff.mean()) > self.settings.margin * float(diff.std(ddof=1)) / math.sqrt(m)
+        return float(diff.mean()) > self.margin * float(diff.std(ddof=1)) / math.sqrt(m)
 
     def _simulate(self, root: _Node, me: str, allowed: np.ndarray, first: int | None) -> None:
         """One simulation: root action, determinization, selection, expansion, rollout, backup."""
@@ -366,27 +391,48 @@ class ISMCTSAgent(Agent):
         return untried[int(self.rng.integers(len(untried)))]
 
     def _rollout(self, world, seed: int) -> None:
-        """Play the determinization with the rollout policy in every seat, to the end of the game
-        or for `settings.horizon` decisions (0: to the end), stepping the engine itself."""
+        """Play the determinization with the rollout policy in every seat, stepping the engine:
+        to the end of the game, or (with a horizon) for `horizon` decisions and then on to the end
+        of the round or turn in progress, where the scores say most about who is winning."""
         game = world.game
-        left = self.horizon or -1  # -1 never reaches 0: no horizon
-        if not self._policies:
-            rng = np.random.default_rng([seed, 1])  # tied to the deal, like the baseline's play
-            while not game.over and left:
-                legal = np.flatnonzero(game.legal_mask())
-                game.apply(int(legal[rng.integers(legal.size)]))
-                left -= 1
+        move = self._policy_mover(world) if self._policies else self._random_mover(seed)
+        if not self.horizon:
+            while not game.over:
+                move(game)
             return
+        for _ in range(self.horizon):
+            if game.over:
+                return
+            move(game)
+        phase = PHASES[self.env.metadata["name"]]
+        current = phase(game)
+        while not game.over and phase(game) == current:
+            move(game)
+
+    def _random_mover(self, seed: int):
+        """A uniformly random legal move, drawn from a generator tied to the deal."""
+        rng = np.random.default_rng([seed, 1])
+
+        def move(game) -> None:
+            legal = np.flatnonzero(game.legal_mask())
+            game.apply(int(legal[rng.integers(legal.size)]))
+
+        return move
+
+    def _policy_mover(self, world):
+        """The rollout policy's move for the seat to act (forced moves without encoding anything)."""
         encode, policies = world.observer.encode, self._seat_policies
-        while not game.over and left:
-            left -= 1
+
+        def move(game) -> None:
             mask = game.legal_mask()
             legal = np.flatnonzero(mask)
             if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
                 game.apply(int(legal[0]))
-                continue
+                return
             player = game.current_player
             game.apply(int(policies[player].act(encode(game, player), mask)))
+
+        return move
 
     def _leaf(self, game) -> list[float]:
         """Every seat's estimated return where a rollout stopped at its horizon: tanh(gain x lead)."""
