@@ -27,15 +27,19 @@ simulation
    when it is untried, else a random untried one. Below the root, progressive widening: an
    information set reached v times tries a new action only while it has tried at most
    sqrt(v / 4), so a line follows the rollout policy until the search has seen it often;
-5. **rolls out** to the end of the game with the game's rule-based `BaselineAgent` in every seat
-   (or, with `rollout="random"`, uniformly random legal actions drawn from the deal's seed);
+5. **rolls out** with the game's rule-based `BaselineAgent` in every seat (or, with
+   `rollout="random"`, uniformly random legal actions drawn from the deal's seed), stepping the
+   game engine of its private copy directly (no AEC bookkeeping; an observation is encoded only
+   where a node or the baseline reads one): for `horizon` decisions (10 by default), then on to
+   the end of the round (Chicken) or turn in progress, where a *leaf* estimates each seat's win
+   reward as tanh(gain x lead) from the scores (`LEAVES`); `horizon=0` rolls out to the end;
 6. **backs up** the environment's zero-sum terminal rewards: every node on the path adds the
    reward of the player who acted there, which is what makes the search multi-player.
 
 It plays the root's most visited move (ties: the higher mean reward, then the lower action id),
 with one exception under baseline rollouts: the baseline's own move stands unless the most
-visited move beat it, deal by deal on at least 5 common deals, by `margin` (2) standard errors of
-the mean difference. One decision moves a player's chance of winning by a few hundredths while
+visited move beat it, deal by deal on at least 5 common deals, by `margin` standard errors of
+the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One decision moves a player's chance of winning by a few hundredths while
 one rollout scores +1 or -1, so with tens of simulations per move the most visited move is often
 a slightly worse one, and many such steps lose to the very policy the search rolls out with. A
 decision with a single legal action is played without searching. The budget is a number of
@@ -59,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"
@@ -71,6 +76,61 @@ MIN_PAIRED_DEALS = 5
 _SEED_HIGH = 2**63
 
 
+#: Rollout decisions before the leaf, per game, for `ISMCTSSettings(horizon=None)` (the spec's agents).
+DEFAULT_HORIZONS = {
+    "chicken_v0": 10,
+    "murder_she_crows_v0": 10,
+    "murder_most_fowl_v0": 10,
+    "murray_frog_v0": 10,
+}
+#: The margin per game for `ISMCTSSettings(margin=None)` (docs/evaluation.md has the measurements).
+DEFAULT_MARGINS = {
+    "chicken_v0": 2.0,
+    "murder_she_crows_v0": 1.0,
+    "murder_most_fowl_v0": 1.0,
+    "murray_frog_v0": 1.0,
+}
+
+
+# ----- leaves: where a truncated rollout stops, an estimate of the returns -------------------------
+def _chicken_lead(game) -> list[float]:
+    return score_rewards(game.scores, game.options.target)
+
+
+def _crows_lead(game) -> list[float]:
+    return score_rewards(game.track, game.options.track_length)
+
+
+def _fowl_lead(game) -> list[float]:
+    return [game.potential(p) for p in range(game.num_players)]
+
+
+def _murray_lead(game) -> list[float]:
+    return score_rewards(game.scores(), 20.0)  # the scale of Murray's score-mode returns
+
+
+#: Per game, the counter of rounds (Chicken) or turns (the others): a truncated rollout stops only
+#: where it changes, so that no provisional points of a round or turn in progress are left unscored.
+PHASES = {
+    "chicken_v0": lambda game: game.round,
+    "murder_she_crows_v0": lambda game: game.turns,
+    "murder_most_fowl_v0": lambda game: game.turn,
+    "murray_frog_v0": lambda game: game.turn,
+}
+
+#: Per game: each seat's lead (zero-sum score differences on the scale of the game's score-mode
+#: returns; Murder Most Fowl: its public `potential`) and the gain of tanh(gain x lead), the leaf's
+#: estimate of a seat's win reward. Each gain is the least-squares fit of tanh(gain x lead) to the
+#: final reward over the states where a round or turn begins (`PHASES`) in 150 baseline-vs-baseline
+#: games (seeds 0-149; 2 players, Murray 3).
+LEAVES = {
+    "chicken_v0": (_chicken_lead, 0.3),
+    "murder_she_crows_v0": (_crows_lead, 4.0),
+    "murder_most_fowl_v0": (_fowl_lead, 0.8),
+    "murray_frog_v0": (_murray_lead, 0.2),
+}
+
+
 @dataclass(frozen=True)
 class ISMCTSSettings:
     """How an ISMCTS agent searches (see the module docstring for what each setting does)."""
@@ -79,7 +139,12 @@ class ISMCTSSettings:
     rollout: str = "baseline"
     exploration: float = DEFAULT_EXPLORATION
     widening: bool = True
-    margin: float = 2.0
+    #: Standard errors by which a move must beat the rollout policy's own move on common deals to
+    #: be played instead; None takes the game's `DEFAULT_MARGINS` entry.
+    margin: float | None = None
+    #: Decisions a rollout plays before a leaf estimates the returns; 0 plays to the end of the
+    #: game; None takes the game's `DEFAULT_HORIZONS` entry.
+    horizon: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -88,8 +153,12 @@ class ISMCTSSettings:
             raise ValueError(f"ISMCTS rollout must be one of {ROLLOUTS}; got {self.rollout!r}")
         if not self.exploration >= 0:
             raise ValueError(f"ISMCTS exploration must be >= 0; got {self.exploration!r}")
-        if not self.margin >= 0:
+        if self.margin is not None and not self.margin >= 0:
             raise ValueError(f"ISMCTS margin must be >= 0; got {self.margin!r}")
+        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 0):
+            raise ValueError(
+                f"ISMCTS horizon must be None or an int >= 0 (0: to the end); got {self.horizon!r}"
+            )
 
 
 def parse_settings(kind: str) -> ISMCTSSettings:
@@ -147,6 +216,12 @@ class ISMCTSAgent(Agent):
             self._policies = {
                 a: module.BaselineAgent(self.env.options, seed=None) for a in self.env.possible_agents
             }
+        name = self.env.metadata["name"]
+        #: Decisions a rollout plays before its leaf (0: to the end of the game).
+        self.horizon = DEFAULT_HORIZONS.get(name, 0) if settings.horizon is None else settings.horizon
+        #: Standard errors by which a move must beat the rollout policy's own move to be played.
+        self.margin = DEFAULT_MARGINS.get(name, 2.0) if settings.margin is None else settings.margin
+        self._seat_policies = [self._policies[a] for a in self.env.possible_agents] if self._policies else []
         #: Root statistics of the last search, {action: (visits, mean reward)}, for reports and tests.
         self.last_search: dict[int, tuple[int, float]] = {}
         #: Simulations whose determinization disagreed with the real legal actions at the root (an
@@ -209,7 +284,7 @@ class ISMCTSAgent(Agent):
         if m < MIN_PAIRED_DEALS:
             return False
         diff = np.asarray(outcomes[:m]) - np.asarray(default[:m])
-        return float(diff.mean()) > self.settings.margin * float(diff.std(ddof=1)) / math.sqrt(m)
+        return float(diff.mean()) > self.margin * float(diff.std(ddof=1)) / math.sqrt(m)
 
     def _simulate(self, root: _Node, me: str, allowed: np.ndarray, first: int | None) -> None:
         """One simulation: root action, determinization, selection, expansion, rollout, backup."""
@@ -232,14 +307,19 @@ class ISMCTSAgent(Agent):
             self.root_mismatches += 1  # an inexact re-deal changed what the deciding player may do
             if world.agent_selection != me or not mask[action]:
                 return
+        # From here on the simulation steps the game engine itself: the determinization is a
+        # private copy, so the AEC bookkeeping (legality checks, reward dicts) is not needed, and a
+        # player's observation is encoded only where a node or the baseline reads it.
         path, root_action = [child], action
-        world.step(action)
+        game.apply(action)
         node = child
+        encode, agents = world.observer.encode, world.possible_agents
         while not game.over:
-            agent = world.agent_selection
-            obs = world.observe(agent)
-            mask = obs["action_mask"]
-            view = obs["observation"].tobytes() + mask.tobytes()  # the acting player's information
+            player = game.current_player
+            agent = agents[player]
+            mask = game.legal_mask()
+            observation = encode(game, player)
+            view = observation.tobytes() + mask.tobytes()  # the acting player's information
             visits = node.views.get((agent, view), 0)
             node.views[(agent, view)] = visits + 1
             untried, tried = [], 0
@@ -251,17 +331,19 @@ class ISMCTSAgent(Agent):
                     sibling.available += 1
                     tried += 1
             if untried and (not tried or self._widen(visits, tried)):
-                action = self._expansion(agent, obs, untried)
+                action = self._expansion(agent, observation, mask, untried)
                 child = node.children[(agent, view, action)] = _Node(agent)
                 path.append(child)
-                world.step(action)
+                game.apply(action)
                 break
             action, child = self._select(node, agent, view, mask)
             path.append(child)
-            world.step(action)
+            game.apply(action)
             node = child
         self._rollout(world, seed)
-        rewards = world.rewards  # the env pays the zero-sum returns on the game's last step
+        # The zero-sum returns the env pays on the game's last step, or the leaf's estimate of them.
+        returns = game.returns() if game.over else self._leaf(game)
+        rewards = {a: float(returns[i]) for i, a in enumerate(agents)}
         root.visits += 1
         self._outcomes[root_action].append(rewards[me])
         for child in path:
@@ -300,32 +382,65 @@ class ISMCTSAgent(Agent):
                 best, best_value = (action, child), value
         return best
 
-    def _expansion(self, agent: str, obs: dict, untried: list[int]) -> int:
+    def _expansion(self, agent: str, observation: np.ndarray, mask: np.ndarray, untried: list[int]) -> int:
         """The rollout policy's choice if it is untried (searching it first), else a random untried action."""
         if self._policies:
-            choice = self._policy_act(agent, obs["observation"], obs["action_mask"])
+            choice = self._policy_act(agent, observation, mask)
             if choice in untried:
                 return choice
         return untried[int(self.rng.integers(len(untried)))]
 
     def _rollout(self, world, seed: int) -> None:
-        """Play the determinization to its end with the rollout policy in every seat."""
+        """Play the determinization with the rollout policy in every seat, stepping the engine:
+        to the end of the game, or (with a horizon) for `horizon` decisions and then on to the end
+        of the round or turn in progress, where the scores say most about who is winning."""
         game = world.game
-        if not self._policies:
-            rng = np.random.default_rng([seed, 1])  # tied to the deal, like the baseline's play
+        move = self._policy_mover(world) if self._policies else self._random_mover(seed)
+        if not self.horizon:
             while not game.over:
-                legal = np.flatnonzero(game.legal_mask())
-                world.step(int(legal[rng.integers(legal.size)]))
+                move(game)
             return
-        while not game.over:
+        for _ in range(self.horizon):
+            if game.over:
+                return
+            move(game)
+        phase = PHASES[self.env.metadata["name"]]
+        current = phase(game)
+        while not game.over and phase(game) == current:
+            move(game)
+
+    def _random_mover(self, seed: int):
+        """A uniformly random legal move, drawn from a generator tied to the deal."""
+        rng = np.random.default_rng([seed, 1])
+
+        def move(game) -> None:
+            legal = np.flatnonzero(game.legal_mask())
+            game.apply(int(legal[rng.integers(legal.size)]))
+
+        return move
+
+    def _policy_mover(self, world):
+        """The rollout policy's move for the seat to act (forced moves without encoding anything)."""
+        encode, policies = world.observer.encode, self._seat_policies
+
+        def move(game) -> None:
             mask = game.legal_mask()
             legal = np.flatnonzero(mask)
             if legal.size == 1:  # a forced move: the baselines are deterministic, so skip encoding
-                world.step(int(legal[0]))
-                continue
-            agent = world.agent_selection
-            obs = world.observe(agent)
-            world.step(self._policy_act(agent, obs["observation"], obs["action_mask"]))
+                game.apply(int(legal[0]))
+                return
+            player = game.current_player
+            game.apply(int(policies[player].act(encode(game, player), mask)))
+
+        return move
+
+    def _leaf(self, game) -> list[float]:
+        """Every seat's estimated return where a rollout stopped at its horizon: tanh(gain x lead)."""
+        lead, gain = LEAVES[self.env.metadata["name"]]
+        values = lead(game)
+        if getattr(game.options, "reward_mode", "win") == "score":
+            return values  # score-mode returns are the lead itself
+        return [math.tanh(gain * x) for x in values]
 
     def _policy_act(self, agent: str, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The rollout policy's action for `agent` seeing this observation."""

@@ -24,15 +24,13 @@ import numpy as np
 from fowlplay.evaluation.ratings import bootstrap_bradley_terry, comparison_matrices
 
 #: Version of the ladder below; a leaderboard names it, and ratings of different versions differ.
-LADDER_VERSION = "1"
+LADDER_VERSION = "2"
 #: The agent rated exactly 0.
 ANCHOR = "random"
-#: ISMCTS simulations per decision (low, high) per game. A simulation rolls a whole game out with
-#: the baseline, so a game's cost is about N x decisions x rollout length. Measured on one idle
-#: core, one 2-player game against the baseline (3 players for Murray, two search seats) took:
-#: Chicken 0.9 s at 10 and 4 s at 50; Murder, She Crows 1.6 s at 10; Murder Most Fowl 6 s at 10;
-#: Murray 7.5 s at 10. Chicken's rollouts between baselines run to hundreds of decisions, so its
-#: budgets are kept low enough for a league of hundreds of games on a shared 2-core machine.
+#: ISMCTS simulations per decision (low, high) per game. Version 2: the search's rollouts stop
+#: after 10 decisions at the end of the round or turn in progress and score a leaf
+#: (`ismcts.LEAVES`), and its margin is per game (`ismcts.DEFAULT_MARGINS`), so an `ismcts:N` of
+#: ladder 1 is a different agent; the budgets are unchanged.
 ISMCTS_BUDGETS: dict[str, tuple[int, int]] = {
     "chicken_v0": (5, 25),
     "murder_she_crows_v0": (10, 50),

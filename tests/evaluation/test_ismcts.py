@@ -9,7 +9,7 @@ from fowlplay.envs import murder_she_crows_v0
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import CrowsGame
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
-from fowlplay.evaluation.ismcts import ISMCTSAgent, ISMCTSSettings, parse_settings
+from fowlplay.evaluation.ismcts import DEFAULT_HORIZONS, LEAVES, ISMCTSAgent, ISMCTSSettings, parse_settings
 from fowlplay.evaluation.matches import EvalConfig
 from fowlplay.evaluation.play import main as play_main
 from fowlplay.evaluation.tournament import evaluate
@@ -229,3 +229,39 @@ def test_it_beats_random_play_on_a_tiny_chicken(tmp_path):
     row = evaluate(cfg, tmp_path, workers=1, progress=False, bootstrap=20)["pairwise"][0]
     assert (row["agent"], row["opponent"]) == ("ismcts:16:random", "random")
     assert row["wins"] > 2 * row["losses"] and row["score_lo"] > 0.6, row
+
+
+# ----- truncated rollouts and their leaf -----------------------------------------------------------
+def test_a_leaf_estimates_the_win_reward_from_the_lead():
+    env = envs.make("chicken_v0")
+    env.reset(seed=0)
+    agent = ISMCTSAgent(env, ISMCTSSettings(2), seed=0)
+    env.game.scores = [30, 10]  # target 50: leads +0.4 and -0.4 on the score-mode scale
+    gain = LEAVES["chicken_v0"][1]
+    assert agent._leaf(env.game) == pytest.approx([np.tanh(gain * 0.4), -np.tanh(gain * 0.4)])
+    scored = envs.make("chicken_v0", reward_mode="score")
+    scored.reset(seed=0)
+    scored.game.scores = [30, 10]
+    assert ISMCTSAgent(scored, ISMCTSSettings(2), seed=0)._leaf(scored.game) == pytest.approx([0.4, -0.4])
+
+
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_horizon_zero_rolls_out_to_the_end_and_a_horizon_stops_at_a_leaf(game):
+    env = position(game, seed=4, steps=2)
+    full = ISMCTSAgent(env, ISMCTSSettings(8, horizon=0), seed=1)
+    decide(full, env)
+    # Every simulation ended the game: a root mean times its visits is a sum of win rewards.
+    steps = 1.0 if players(game) == 2 else 0.5  # 3 players: +1, -1/2 (and tie shares of 1/4)
+    for visits, mean in full.last_search.values():
+        assert (visits * mean / steps * 4) == pytest.approx(round(visits * mean / steps * 4))
+    cut = ISMCTSAgent(env, ISMCTSSettings(8, horizon=3), seed=1)
+    decide(cut, env)
+    means = [mean for _, mean in cut.last_search.values()]
+    assert all(-1.0 <= m <= 1.0 for m in means)
+    assert cut.horizon == 3 and full.horizon == 0
+    assert ISMCTSAgent(env, ISMCTSSettings(2), seed=1).horizon == DEFAULT_HORIZONS[game]
+
+
+def test_a_bad_horizon_is_refused():
+    with pytest.raises(ValueError, match="horizon must be None or an int >= 0"):
+        ISMCTSSettings(5, horizon=-1)
