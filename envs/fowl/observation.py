@@ -218,7 +218,7 @@ class FowlObserver(Observer):
             parts.caught,
             parts.scores,
         )
-        size, rows, score_scale = self._pile_size, self._pile_rows, self._score_scale
+        size, score_scale = self._pile_size, self._score_scale
         alive = game.alive
         scores = []
         contents, counts = parts.pile_contents, game.pile_counts
@@ -227,13 +227,7 @@ class FowlObserver(Observer):
             if pile:
                 contents[i * k : (i + 1) * k] = counts[seat]
                 tops[i * k + pile[-1]] = 1.0
-                key = tuple(pile)
-                row = rows.get(key)
-                if row is None:
-                    if len(rows) >= PILE_ROWS_KEPT:
-                        rows.clear()
-                    row = rows[key] = self._pile_row(pile)
-                order[i * size : (i + 1) * size] = row
+                order[i * size : (i + 1) * size] = self._pile_order_row(pile)
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
             if game.recorded[seat]:
