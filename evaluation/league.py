@@ -189,6 +189,56 @@ def load_config(path: str | Path, game: str | None = None) -> LeagueConfig:
     return parse_config(data, game, where=str(path))
 
 
+def override_budget(
+    config: LeagueConfig, decisions: int | None = None, seeds: list[int] | None = None
+) -> LeagueConfig:
+    """The config with the command line's budget (`--decisions`, `--seeds`) in place of its own."""
+    if decisions is not None and (
+        isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 1
+    ):
+        raise LeagueConfigError(f"--decisions must be an integer >= 1; got {decisions!r}")
+    if seeds is not None and (
+        not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds)
+    ):
+        raise LeagueConfigError(f"--seeds must be distinct integers >= 0; got {seeds!r}")
+    return dataclasses.replace(
+        config,
+        decisions=config.decisions if decisions is None else decisions,
+        seeds=config.seeds if seeds is None else tuple(seeds),
+    )
+
+
+BUDGET_FILE = "budget.json"
+
+
+def check_budget(config: LeagueConfig, out: Path) -> None:
+    """Refuse to resume a league trained to another budget; record the budget of a new one.
+
+    The budget is read from `<out>/budget.json` and from every training record (leagues written
+    before budget.json existed have only those), so no checkpoint of one budget is rated beside
+    another budget's under a leaderboard that names one.
+    """
+    found: dict[str, int] = {}
+    path = out / BUDGET_FILE
+    if path.exists():
+        found[str(path)] = int(json.loads(path.read_text())["decisions"])
+    for record_path in sorted((out / "train").glob("*/seed*.json")):
+        try:
+            record = json.loads(record_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("status") in ("done", "cut_short") and record.get("decisions") is not None:
+            found[str(record_path)] = int(record["decisions"])
+    other = {where: n for where, n in found.items() if n != config.decisions}
+    if other:
+        where, n = next(iter(other.items()))
+        raise LeagueConfigError(
+            f"{out} holds a league trained to {n:,} decisions per run ({where}), but this run asks for "
+            f"{config.decisions:,}; resume it with --decisions {n}, or give a new --out"
+        )
+    report.write_json(path, {"decisions": config.decisions})
+
+
 # ----- training -----------------------------------------------------------------------------------
 def run_dir(out: Path, algorithm: str, seed: int) -> Path:
     """Where one algorithm x seed trains."""
@@ -365,14 +415,19 @@ def run_league(
     command: str | None = None,
     rungs: list[str] | None = None,
     algorithms: list[str] | None = None,
+    decisions: int | None = None,
+    seeds: list[int] | None = None,
 ) -> dict:
     """Train, evaluate, rate and write the leaderboard; returns the league summary.
 
     `rungs` plays only those rungs of the ladder (the anchor among them): a partial league, said so
-    in every output; `algorithms` trains and rates only those algorithms of the config.
+    in every output; `algorithms` trains and rates only those algorithms of the config; `decisions`
+    and `seeds` replace the config's budget, said so in every output (a league directory holds one
+    budget: resuming it with another is an error).
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    written = config
+    config = override_budget(config, decisions, seeds)
     full = ladder_specs(config.game)
     if rungs is not None:
         unknown = sorted(set(rungs) - set(full))
@@ -389,6 +444,8 @@ def run_league(
         config = dataclasses.replace(
             config, algorithms=tuple(a for a in config.algorithms if a.name in algorithms)
         )
+    out.mkdir(parents=True, exist_ok=True)
+    check_budget(config, out)
     errors: list[dict] = []
     # --- 1. training
     trainings = []
@@ -462,6 +519,8 @@ def run_league(
     # --- 4. leaderboard
     summary = summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors, out)
     summary["ladder_left_out"] = [text for text in full if text not in summary["ladder"]]
+    summary["config_decisions"] = written.decisions
+    summary["config_seeds"] = list(written.seeds)
     write_outputs(summary, out, command)
     return summary
 
@@ -571,6 +630,15 @@ def _spread_text(record: dict, key: str, digits: int = 3) -> str:
     return f"{_f(mean, digits)} ± {_f(sd, digits)} ({_f(lo, digits)}–{_f(hi, digits)})"
 
 
+def _config_said(summary: dict, key: str) -> str:
+    """`` (set on the command line; the config says X)`` when the league ran with another budget."""
+    written = summary.get(f"config_{key}")
+    if written is None or written == summary[key]:
+        return ""
+    shown = f"{written:,}" if isinstance(written, int) else str(written)
+    return f" (set by `--{key}`; the league config says {shown})"
+
+
 def markdown(summary: dict, command: str) -> str:
     """leaderboard.md."""
     ladder = summary["ladder"]
@@ -579,8 +647,9 @@ def markdown(summary: dict, command: str) -> str:
         "",
         f"Ladder version {summary['ladder_version']}: {', '.join(ladder)}. Bradley–Terry Elo anchored at "
         f"{summary['anchor']} = 0, 95% bootstrap intervals over deals. Training budget "
-        f"{summary['decisions']:,} decisions per run (safety cap {summary['max_minutes']} minutes); "
-        f"seeds {summary['seeds']}; {summary['matches']} duplicate matches per pair, evaluation seed "
+        f"{summary['decisions']:,} decisions per run{_config_said(summary, 'decisions')} (safety cap "
+        f"{summary['max_minutes']} minutes); seeds {summary['seeds']}{_config_said(summary, 'seeds')}; "
+        f"{summary['matches']} duplicate matches per pair, evaluation seed "
         f"{summary['eval_seed']}; training config `{summary['train_config']}`.",
         "",
         f"```\n{command}\n```",
@@ -778,6 +847,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="train and rate only these algorithms of the config [all]",
     )
+    parser.add_argument(
+        "--decisions",
+        type=int,
+        metavar="N",
+        help="learner decisions per training run instead of the config's; recorded in every output, "
+        "and a league directory resumed with another budget is refused [the config's]",
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        metavar="S",
+        help="training seeds instead of the config's [the config's]",
+    )
     return parser
 
 
@@ -797,6 +880,10 @@ def main(argv: list[str] | None = None) -> int:
         command += " --algorithms " + shlex.join(args.algorithms)
     if args.rungs:
         command += " --rungs " + shlex.join(args.rungs)
+    if args.decisions is not None:
+        command += f" --decisions {args.decisions}"
+    if args.seeds:
+        command += " --seeds " + " ".join(map(str, args.seeds))
     try:
         summary = run_league(
             config,
@@ -807,6 +894,8 @@ def main(argv: list[str] | None = None) -> int:
             command=command,
             rungs=args.rungs,
             algorithms=args.algorithms,
+            decisions=args.decisions,
+            seeds=args.seeds,
         )
     except LeagueConfigError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -190,3 +190,53 @@ def test_a_partial_league_says_which_rungs_and_algorithms_it_left_out(fake_train
         league.run_league(_config(), tmp_path, log=lambda *_: None, rungs=["baseline"])
     with pytest.raises(league.LeagueConfigError, match="algorithms of the config"):
         league.run_league(_config(), tmp_path, log=lambda *_: None, algorithms=["nope"])
+
+
+def test_a_budget_from_the_command_line_is_recorded_and_a_resume_with_another_is_refused(
+    fake_trainer, tmp_path
+):
+    config = _config(algorithms=[{"name": "ppo"}])
+    summary = league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2])
+    assert [c[c.index("--total-timesteps") + 1] for c in fake_trainer] == ["600"]
+    assert summary["decisions"] == 600 and summary["config_decisions"] == 1000
+    assert summary["seeds"] == [2] and summary["config_seeds"] == [0, 1]
+    assert {e["agent"] for e in summary["entries"]} == {"random", "baseline", "ppo-s2"}
+    assert json.loads((tmp_path / "train" / "ppo" / "seed2.json").read_text())["decisions"] == 600
+    text = (tmp_path / "leaderboard.md").read_text()
+    assert "600 decisions per run (set by `--decisions`; the league config says 1,000)" in text
+    assert "seeds [2] (set by `--seeds`; the league config says [0, 1])" in text
+    # the same budget resumes; another one is refused before anything trains
+    trained = len(fake_trainer)
+    league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2])
+    assert len(fake_trainer) == trained
+    with pytest.raises(league.LeagueConfigError, match=r"trained to 600 decisions.*--decisions 600"):
+        league.run_league(config, tmp_path, log=lambda *_: None)
+    # a league written before budget.json existed is checked against its training records
+    (tmp_path / league.BUDGET_FILE).unlink()
+    with pytest.raises(league.LeagueConfigError, match=r"seed2\.json"):
+        league.run_league(config, tmp_path, log=lambda *_: None, decisions=700, seeds=[2])
+    assert len(fake_trainer) == trained
+
+
+@pytest.mark.parametrize(
+    "decisions, seeds, message",
+    [(0, None, "--decisions"), (None, [1, 1], "--seeds"), (None, [-1], "--seeds")],
+)
+def test_a_bad_budget_override_is_named(decisions, seeds, message):
+    with pytest.raises(league.LeagueConfigError, match=message):
+        league.override_budget(_config(), decisions, seeds)
+
+
+def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
+    seen = {}
+
+    def run(config, out, *args, **kwargs):
+        seen.update(kwargs, config=config)
+        return {"algorithms": [], "errors": []}
+
+    monkeypatch.setattr(league, "run_league", run)
+    root = Path(__file__).resolve().parents[2]
+    argv = ["--game", "chicken_v0", "--config", str(root / "configs/league/chicken_v0.yaml")]
+    assert league.main([*argv, "--out", str(tmp_path), "--decisions", "5000", "--seeds", "3", "4"]) == 0
+    assert seen["decisions"] == 5000 and seen["seeds"] == [3, 4]
+    assert seen["command"].endswith("--decisions 5000 --seeds 3 4")
