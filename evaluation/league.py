@@ -190,9 +190,12 @@ def load_config(path: str | Path, game: str | None = None) -> LeagueConfig:
 
 
 def override_budget(
-    config: LeagueConfig, decisions: int | None = None, seeds: list[int] | None = None
+    config: LeagueConfig,
+    decisions: int | None = None,
+    seeds: list[int] | None = None,
+    matches: int | None = None,
 ) -> LeagueConfig:
-    """The config with the command line's budget (`--decisions`, `--seeds`) in place of its own."""
+    """The config with the command line's budget (`--decisions`, `--seeds`, `--matches`) in place of its own."""
     if decisions is not None and (
         isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 1
     ):
@@ -201,10 +204,13 @@ def override_budget(
         not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds)
     ):
         raise LeagueConfigError(f"--seeds must be distinct integers >= 0; got {seeds!r}")
+    if matches is not None and (isinstance(matches, bool) or not isinstance(matches, int) or matches < 1):
+        raise LeagueConfigError(f"--matches must be an integer >= 1; got {matches!r}")
     return dataclasses.replace(
         config,
         decisions=config.decisions if decisions is None else decisions,
         seeds=config.seeds if seeds is None else tuple(seeds),
+        matches=config.matches if matches is None else matches,
     )
 
 
@@ -417,17 +423,19 @@ def run_league(
     algorithms: list[str] | None = None,
     decisions: int | None = None,
     seeds: list[int] | None = None,
+    matches: int | None = None,
 ) -> dict:
     """Train, evaluate, rate and write the leaderboard; returns the league summary.
 
     `rungs` plays only those rungs of the ladder (the anchor among them): a partial league, said so
-    in every output; `algorithms` trains and rates only those algorithms of the config; `decisions`
-    and `seeds` replace the config's budget, said so in every output (a league directory holds one
-    budget: resuming it with another is an error).
+    in every output; `algorithms` trains and rates only those algorithms of the config; `decisions`,
+    `seeds` and `matches` replace the config's budget, said so in every output (a league directory
+    holds one training budget: resuming it with other `decisions` is an error; matches may change,
+    since match m is the same deal whatever the count).
     """
     out = Path(out)
     written = config
-    config = override_budget(config, decisions, seeds)
+    config = override_budget(config, decisions, seeds, matches)
     full = ladder_specs(config.game)
     if rungs is not None:
         unknown = sorted(set(rungs) - set(full))
@@ -521,6 +529,7 @@ def run_league(
     summary["ladder_left_out"] = [text for text in full if text not in summary["ladder"]]
     summary["config_decisions"] = written.decisions
     summary["config_seeds"] = list(written.seeds)
+    summary["config_matches"] = written.matches
     write_outputs(summary, out, command)
     return summary
 
@@ -649,7 +658,7 @@ def markdown(summary: dict, command: str) -> str:
         f"{summary['anchor']} = 0, 95% bootstrap intervals over deals. Training budget "
         f"{summary['decisions']:,} decisions per run{_config_said(summary, 'decisions')} (safety cap "
         f"{summary['max_minutes']} minutes); seeds {summary['seeds']}{_config_said(summary, 'seeds')}; "
-        f"{summary['matches']} duplicate matches per pair, evaluation seed "
+        f"{summary['matches']} duplicate matches per pair{_config_said(summary, 'matches')}, evaluation seed "
         f"{summary['eval_seed']}; training config `{summary['train_config']}`.",
         "",
         f"```\n{command}\n```",
@@ -861,6 +870,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="training seeds instead of the config's [the config's]",
     )
+    parser.add_argument(
+        "--matches",
+        type=int,
+        metavar="M",
+        help="duplicate matches per pair instead of the config's [the config's]",
+    )
     return parser
 
 
@@ -884,6 +899,8 @@ def main(argv: list[str] | None = None) -> int:
         command += f" --decisions {args.decisions}"
     if args.seeds:
         command += " --seeds " + " ".join(map(str, args.seeds))
+    if args.matches is not None:
+        command += f" --matches {args.matches}"
     try:
         summary = run_league(
             config,
@@ -896,6 +913,7 @@ def main(argv: list[str] | None = None) -> int:
             algorithms=args.algorithms,
             decisions=args.decisions,
             seeds=args.seeds,
+            matches=args.matches,
         )
     except LeagueConfigError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -196,7 +196,7 @@ def test_a_budget_from_the_command_line_is_recorded_and_a_resume_with_another_is
     fake_trainer, tmp_path
 ):
     config = _config(algorithms=[{"name": "ppo"}])
-    summary = league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2])
+    summary = league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2], matches=1)
     assert [c[c.index("--total-timesteps") + 1] for c in fake_trainer] == ["600"]
     assert summary["decisions"] == 600 and summary["config_decisions"] == 1000
     assert summary["seeds"] == [2] and summary["config_seeds"] == [0, 1]
@@ -205,6 +205,7 @@ def test_a_budget_from_the_command_line_is_recorded_and_a_resume_with_another_is
     text = (tmp_path / "leaderboard.md").read_text()
     assert "600 decisions per run (set by `--decisions`; the league config says 1,000)" in text
     assert "seeds [2] (set by `--seeds`; the league config says [0, 1])" in text
+    assert "1 duplicate matches per pair (set by `--matches`; the league config says 2)" in text
     # the same budget resumes; another one is refused before anything trains
     trained = len(fake_trainer)
     league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2])
@@ -225,6 +226,8 @@ def test_a_budget_from_the_command_line_is_recorded_and_a_resume_with_another_is
 def test_a_bad_budget_override_is_named(decisions, seeds, message):
     with pytest.raises(league.LeagueConfigError, match=message):
         league.override_budget(_config(), decisions, seeds)
+    with pytest.raises(league.LeagueConfigError, match="--matches"):
+        league.override_budget(_config(), matches=0)
 
 
 def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
@@ -237,6 +240,11 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
     monkeypatch.setattr(league, "run_league", run)
     root = Path(__file__).resolve().parents[2]
     argv = ["--game", "chicken_v0", "--config", str(root / "configs/league/chicken_v0.yaml")]
-    assert league.main([*argv, "--out", str(tmp_path), "--decisions", "5000", "--seeds", "3", "4"]) == 0
-    assert seen["decisions"] == 5000 and seen["seeds"] == [3, 4]
-    assert seen["command"].endswith("--decisions 5000 --seeds 3 4")
+    assert (
+        league.main(
+            [*argv, "--out", str(tmp_path), "--decisions", "5000", "--seeds", "3", "4", "--matches", "7"]
+        )
+        == 0
+    )
+    assert seen["decisions"] == 5000 and seen["seeds"] == [3, 4] and seen["matches"] == 7
+    assert seen["command"].endswith("--decisions 5000 --seeds 3 4 --matches 7")
