@@ -804,8 +804,10 @@ def plot_curves(path: Path, summary: dict, curves: dict[str, list[dict]]) -> Non
             )
         ax.set_title(f"vs {opponent}")
         ax.set_xlabel("learner decisions")
-        ax.axhline(0.5, color="grey", linewidth=0.8)
-    axes[0].set_ylabel("score (periodic evaluation during training)")
+        # The trainers' evaluation wins a game only by beating every other seat: an agent equal to
+        # its opponents scores 1 / players (1/3 in 3-player Murray), not 1/2.
+        ax.axhline(1 / summary["players"], color="grey", linewidth=0.8, linestyle="--")
+    axes[0].set_ylabel(f"score (periodic evaluation during training; dashed: parity, 1/{summary['players']})")
     axes[0].legend()
     fig.suptitle(summary["game"])
     fig.tight_layout()
