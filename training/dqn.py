@@ -13,6 +13,11 @@ copying its training loop:
 - `MaskedDQN` explores epsilon-greedily among the legal actions only (per environment), from its
   own generator.
 
+The replay buffer is not saved with a checkpoint (full, it would take up to 1.7 GB for Murder Most
+Fowl's observations). A resumed run instead refills it: for `learning_starts` decisions it plays its
+epsilon-greedy policy and stores what it sees, without an update (`MaskedDQN.refill_until`), so no
+update samples a buffer of a few hundred transitions.
+
 For play, a checkpoint's weights go into `QValuePolicy` (the same layers, nothing of SB3's), whose
 action is the argmax of the masked Q-values (`training.policy.batch_probabilities`).
 """
@@ -78,6 +83,8 @@ class MaskedDQN(DQN):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.explore_rng = np.random.default_rng(self.seed)
+        #: No update before this many decisions: a resumed run refills its empty replay buffer first.
+        self.refill_until = 0
 
     def set_random_seed(self, seed: int | None = None) -> None:
         """Seed SB3's generators and the exploration generator."""
@@ -106,9 +113,16 @@ class MaskedDQN(DQN):
             actions, _ = self.predict(self._last_obs, deterministic=False)
         return actions, actions
 
+    def train(self, gradient_steps: int, batch_size: int = 100) -> None:
+        """SB3's update, skipped while a resumed run refills its replay buffer."""
+        if self.num_timesteps < self.refill_until:
+            return
+        super().train(gradient_steps, batch_size)
+
     def _excluded_save_params(self) -> list[str]:
-        # The generator is reseeded on load (set_random_seed), not pickled into the zip.
-        return [*super()._excluded_save_params(), "explore_rng"]
+        # The generator is reseeded on load (set_random_seed), not pickled into the zip; the refill
+        # mark belongs to one session.
+        return [*super()._excluded_save_params(), "explore_rng", "refill_until"]
 
 
 def random_legal(mask: np.ndarray, rng: np.random.Generator) -> int:

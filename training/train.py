@@ -503,6 +503,9 @@ def _run(
                 resumed_at = model.num_timesteps
                 # A resumed run reseeds from where it stopped, so it does not replay its first games.
                 model.set_random_seed(config.seed + resumed_at)
+                if config.trainer == "dqn":
+                    # The replay buffer is not saved: refill it before the next update (training.dqn).
+                    model.refill_until = resumed_at + config.dqn.learning_starts
             # Only now that the model exists is the config it was built from written down.
             with signals.hold():
                 write_config(config, run_dir)

@@ -79,6 +79,20 @@ def test_a_dqn_run_resumes_and_keeps_its_trainer(tmp_path):
     assert isinstance(model, MaskedDQN) and metadata["kind"] == "final" and result.timesteps >= 320
 
 
+def test_a_resumed_dqn_refills_its_replay_buffer_before_it_updates(tmp_path):
+    # The buffer is not saved: for learning_starts (64) decisions after each resume, nothing is
+    # learned from the few transitions it holds; after them, an update every 2 decisions as before.
+    run = train(tiny(tmp_path, "dqn"), verbose=False).run_dir
+    updates = [load_checkpoint(run)[0]._n_updates]
+    for total in (320, 480):
+        resume(run, {"total_timesteps": total}, verbose=False)
+        updates.append(load_checkpoint(run)[0]._n_updates)
+    assert updates[0] >= 90  # 256 decisions, warm-up 64, one update per 2
+    assert updates[1] - updates[0] <= 1  # only the collect that reaches 320 may update
+    # This resume refills again (320 to 384), then learns: one update per 2 of its last 96 decisions.
+    assert 45 <= updates[2] - updates[1] <= 49
+
+
 # ----- the masked DQN -------------------------------------------------------------------------
 @pytest.fixture
 def dqn():
