@@ -640,12 +640,12 @@ def _spread_text(record: dict, key: str, digits: int = 3) -> str:
 
 
 def _config_said(summary: dict, key: str) -> str:
-    """`` (set on the command line; the config says X)`` when the league ran with another budget."""
+    """``, set by `--KEY` (the league config says X)`` when the league ran with another budget."""
     written = summary.get(f"config_{key}")
     if written is None or written == summary[key]:
         return ""
     shown = f"{written:,}" if isinstance(written, int) else str(written)
-    return f" (set by `--{key}`; the league config says {shown})"
+    return f", set by `--{key}` (the league config says {shown})"
 
 
 def markdown(summary: dict, command: str) -> str:
@@ -656,8 +656,8 @@ def markdown(summary: dict, command: str) -> str:
         "",
         f"Ladder version {summary['ladder_version']}: {', '.join(ladder)}. Bradley–Terry Elo anchored at "
         f"{summary['anchor']} = 0, 95% bootstrap intervals over deals. Training budget "
-        f"{summary['decisions']:,} decisions per run{_config_said(summary, 'decisions')} (safety cap "
-        f"{summary['max_minutes']} minutes); seeds {summary['seeds']}{_config_said(summary, 'seeds')}; "
+        f"{summary['decisions']:,} decisions per run{_config_said(summary, 'decisions')}; safety cap "
+        f"{summary['max_minutes']} minutes; seeds {summary['seeds']}{_config_said(summary, 'seeds')}; "
         f"{summary['matches']} duplicate matches per pair{_config_said(summary, 'matches')}, evaluation seed "
         f"{summary['eval_seed']}; training config `{summary['train_config']}`.",
         "",

@@ -203,9 +203,9 @@ def test_a_budget_from_the_command_line_is_recorded_and_a_resume_with_another_is
     assert {e["agent"] for e in summary["entries"]} == {"random", "baseline", "ppo-s2"}
     assert json.loads((tmp_path / "train" / "ppo" / "seed2.json").read_text())["decisions"] == 600
     text = (tmp_path / "leaderboard.md").read_text()
-    assert "600 decisions per run (set by `--decisions`; the league config says 1,000)" in text
-    assert "seeds [2] (set by `--seeds`; the league config says [0, 1])" in text
-    assert "1 duplicate matches per pair (set by `--matches`; the league config says 2)" in text
+    assert "600 decisions per run, set by `--decisions` (the league config says 1,000); safety cap" in text
+    assert "seeds [2], set by `--seeds` (the league config says [0, 1])" in text
+    assert "1 duplicate matches per pair, set by `--matches` (the league config says 2)" in text
     # the same budget resumes; another one is refused before anything trains
     trained = len(fake_trainer)
     league.run_league(config, tmp_path, log=lambda *_: None, decisions=600, seeds=[2])
