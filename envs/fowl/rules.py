@@ -323,8 +323,11 @@ class FowlGame(Game):
         self.wiles_in_grids = [0] * len(Wile)
         #: Cards in each grid (Blocking needs a card to lie beside).
         self.placed = [0] * n
+        #: `grids` as Python lists, kept in step with it by every write: the route searches and
+        #: the frontier read single cells, which a list serves several times faster than numpy.
+        self.grid_lists: list[list[int]] = self.grids.tolist()
         for p in range(n):
-            row = self.grids[p].tolist()
+            row = self.grid_lists[p]
             taken = [c for c, card in enumerate(row) if card != EMPTY]
             self.placed[p] = len(taken)
             self.bird_cells.append({c for c in taken if row[c] < self._first_wile})
@@ -380,10 +383,10 @@ class FowlGame(Game):
 
     def grid_birds(self, player: int) -> dict[tuple[int, int], tuple[int, int]]:
         """The birds of a player's grid as {(row, col): (type, value)}."""
-        row = self.grids[player]
+        row = self.grid_lists[player]
         out = {}
         for cell in self.bird_cells[player]:
-            t, v = divmod(int(row[cell]), self._value_base)
+            t, v = divmod(row[cell], self._value_base)
             out[divmod(cell, self._size)] = (t, v + 1)
         return out
 
@@ -424,7 +427,7 @@ class FowlGame(Game):
         the values from it to the last: every pair of such paths whose ends share a type not
         `barred` is one.
         """
-        cards = self.grids[player].tolist()
+        cards = self.grid_lists[player]
         top, first_wile, neighbours = self._value_base, self._first_wile, self._neighbours
         types = self.options.types
 
@@ -483,10 +486,11 @@ class FowlGame(Game):
     def _place(self, player: int, cell: int, card: int) -> None:
         """Put a card on an empty cell of a player's grid."""
         self.grids[player, cell] = card
+        grid = self.grid_lists[player]
+        grid[cell] = card
         self.placed[player] += 1
         frontier = self.frontier[player]
         frontier.discard(cell)
-        grid = self.grids[player]
         for nb in self._neighbours[cell]:
             if grid[nb] == EMPTY:
                 frontier.add(nb)
@@ -691,8 +695,8 @@ class FowlGame(Game):
             self._place(victim, cell, card)
             self.log.append(f"... into player_{victim}'s grid at {self.cell_name(cell)}")
             return
-        bird = int(self.grids[victim, cell])
-        self.grids[victim, cell] = card
+        bird = self.grid_lists[victim][cell]
+        self.grids[victim, cell] = self.grid_lists[victim][cell] = card
         self.bird_cells[victim].discard(cell)
         self._scores[victim] = self._clear_scores[victim] = None
         if self.stage == Decision.DISCARD_TARGET:
@@ -703,7 +707,7 @@ class FowlGame(Game):
         else:
             # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
-            self.grids[me, own] = bird
+            self.grids[me, own] = self.grid_lists[me][own] = bird
             self.bird_cells[me].add(own)
             self._scores[me] = self._clear_scores[me] = None
             self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
@@ -823,6 +827,7 @@ class FowlGame(Game):
         other.hands = [list(h) for h in self.hands]
         other.known = [list(k) for k in self.known]
         other.grids = self.grids.copy()
+        other.grid_lists = [list(row) for row in self.grid_lists]
         other.pile_counts = self.pile_counts.copy()
         other.frontier = [set(f) for f in self.frontier]
         other.bird_cells = [set(c) for c in self.bird_cells]

@@ -122,3 +122,35 @@ def test_a_mask_cache_kept_across_decisions_is_caught():
                 self._mask = kept
 
     assert stale_masks(Stale(**vars(env.options))) > 0
+
+
+def grid_list_mismatches(num_players: int, games: int, seed: int = 0) -> int:
+    """Masked random Fowl games; count decisions after which `grid_lists` is not `grids` as lists."""
+    env = envs.make("murder_most_fowl_v0", num_players=num_players)
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        while not env.game.over:
+            env.step(random_legal(env.observe(env.agent_selection)["action_mask"], rng))
+            wrong += env.game.grid_lists != env.game.grids.tolist()
+            wrong += env.clone().game.grid_lists != env.game.grids.tolist()
+    return wrong
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fowl_grid_lists_follow_the_grids(n):
+    assert grid_list_mismatches(n, games=4) == 0
+
+
+def test_a_grid_write_that_skips_the_lists_is_caught(monkeypatch):
+    """A broken twin: a placed card that reaches `grids` but not `grid_lists`."""
+    original = FowlGame._place
+
+    def place(self, player, cell, card):
+        before = self.grid_lists[player][cell]
+        original(self, player, cell, card)
+        self.grid_lists[player][cell] = before
+
+    monkeypatch.setattr(FowlGame, "_place", place)
+    assert grid_list_mismatches(2, games=1) > 0
