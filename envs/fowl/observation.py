@@ -18,6 +18,10 @@ from fowlplay.envs.fowl.rules import (
     Wile,
 )
 
+#: `Wile`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, at every decision.
+_Wile = SimpleNamespace(**Wile.__members__)
+
 
 def cell_features(options: FowlOptions) -> np.ndarray:
     """Lookup table card id -> features of a grid cell; its last row (index EMPTY) is all zeros.
@@ -77,7 +81,7 @@ class FowlObserver(Observer):
         self._seats = [np.array(seats) for seats in self._seat_lists]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
-        self._murder = options.num_birds + Wile.MURDER
+        self._murder = options.num_birds + _Wile.MURDER
         self._murder_scale = 1.0 / max(1, options.murder_wiles)
         self._slots = pile_slots(options)
         self._pile_size = options.deck_size
@@ -280,7 +284,7 @@ class FowlObserver(Observer):
                 lower += copies - top
             if seat != player:
                 seen += game.known[seat].count(murder)
-        played = in_grids[Wile.MURDER]
+        played = in_grids[_Wile.MURDER]
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
@@ -361,7 +365,7 @@ class FowlObserver(Observer):
             mem[at.hand_sizes + i] = len(hands[seat]) * 0.25
         mem[at.deck_size] = len(game.deck) * self._deck_scale
         # murder_whereabouts, as `fill` counts it
-        mine, played = hand.count(murder), game.wiles_in_grids[Wile.MURDER]
+        mine, played = hand.count(murder), game.wiles_in_grids[_Wile.MURDER]
         scale, where = self._murder_scale, at.murder_whereabouts
         mem[where], mem[where + 1], mem[where + 2] = mine * scale, on_top * scale, lower * scale
         mem[where + 3], mem[where + 4] = seen_murders * scale, played * scale

@@ -70,6 +70,7 @@ def test_legal_masks_are_fresh_int8_arrays(name):
     env.reset(seed=0)
     mask = env.game.legal_mask()
     assert mask.dtype == np.int8 and mask.shape == (env.num_actions,) and mask.flags.writeable
+    assert not np.shares_memory(mask, env.game.legal_mask())  # the env hands each one out as it is
     observed = env.observe(env.agent_selection)["action_mask"]
     observed[:] = 0
     assert env.observe(env.agent_selection)["action_mask"].tobytes() == mask.tobytes()
