@@ -317,7 +317,9 @@ def verdict(rows: list[dict]) -> str:
 TRAINING_LOADS = (0, 2)
 
 
-def training_table(rows: list[dict], chosen: dict[str, list[int]], decisions: int) -> list[dict]:
+def training_table(
+    rows: list[dict], chosen: dict[str, list[int]], decisions: int, config_dir: str | None = None
+) -> list[dict]:
     """Train each chosen game with its config (idle, then loaded); print and return the figures."""
     try:
         from fowlplay.training.bench import LOADED_SHARE_BAR, loaded_shares, training_decisions_per_second
@@ -333,7 +335,7 @@ def training_table(rows: list[dict], chosen: dict[str, list[int]], decisions: in
     for name in chosen:
         for load in TRAINING_LOADS:
             before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-            row = training_decisions_per_second(name, decisions=decisions, load=load)
+            row = training_decisions_per_second(name, decisions=decisions, load=load, config_dir=config_dir)
             row["load_average_before"] = before
             out.append(row)
             share = loaded_shares(out).get((name, "", load))
@@ -411,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--training-decisions", type=int, default=20_480, help="learner decisions per --training run"
     )
+    parser.add_argument(
+        "--config-dir",
+        help="with --training: folder of the <game>.yaml training configs (default: the checkout's "
+        "configs/, else ./configs)",
+    )
     args = parser.parse_args(argv)
     if args.training_decisions < 1:
         parser.error(f"--training-decisions must be >= 1; got {args.training_decisions}")
@@ -429,8 +436,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no game chosen supports --players {args.players}")
 
     if args.training:
+        from fowlplay.training.bench import default_config
         from fowlplay.training.threads import passive_threads
 
+        try:
+            for name in chosen:
+                default_config(name, args.config_dir)
+        except FileNotFoundError as error:
+            parser.error(str(error))
         passive_threads()  # before the training runs import torch
     use_clock(args.clock)
     where = machine()
@@ -458,7 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     bars = verdict(rows)
     if bars:
         print("\n" + bars)
-    training = training_table(rows, chosen, args.training_decisions) if args.training else None
+    training = (
+        training_table(rows, chosen, args.training_decisions, args.config_dir) if args.training else None
+    )
     if hasattr(os, "getloadavg"):
         print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     if args.json_path:

@@ -30,7 +30,8 @@ from typing import Any
 from fowlplay import envs
 from fowlplay.training.threads import passive_threads
 
-#: The configs shipped with the repository.
+#: The configs folder of a source checkout (the package's folders sit beside it). An installed
+#: package has no such folder: its users pass `config_dir` or run from a checkout's root.
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 #: Default budget: ten rollouts of the default configs (2048 decisions each).
 DEFAULT_DECISIONS = 20_480
@@ -45,12 +46,18 @@ def uptime() -> str:
     return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
-def default_config(game: str) -> Path:
-    """`configs/<game>.yaml` of the repository."""
-    path = CONFIG_DIR / f"{game}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"no config {path} for {game}; pass config_path (a training YAML)")
-    return path
+def default_config(game: str, config_dir: str | Path | None = None) -> Path:
+    """`<config_dir>/<game>.yaml`; without `config_dir`, the checkout's `configs/`, else `./configs/`."""
+    places = [Path(config_dir)] if config_dir is not None else [CONFIG_DIR, Path.cwd() / "configs"]
+    for folder in places:
+        path = folder / f"{game}.yaml"
+        if path.is_file():
+            return path
+    looked = " and ".join(str(folder) for folder in dict.fromkeys(places))
+    raise FileNotFoundError(
+        f"no training config {game}.yaml in {looked}; pass --config-dir (a folder holding <game>.yaml, "
+        "such as the configs/ folder of a fowlplay checkout) or config_path (one training YAML)"
+    )
 
 
 @contextlib.contextmanager
@@ -81,8 +88,11 @@ def training_decisions_per_second(
     load: int = 0,
     overrides: dict[str, Any] | None = None,
     max_minutes: float = 10.0,
+    config_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Train `game` (its config, or `config_path`) for `decisions` learner decisions; the rate and run facts.
+
+    The config is `config_path`, else `<game>.yaml` found by `default_config(game, config_dir)`.
 
     Returns `game`, `config`, `load`, `decisions` (done: whole rollouts, so at least those asked
     for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`, `cpu_seconds`
@@ -97,7 +107,7 @@ def training_decisions_per_second(
         raise ValueError(f"unknown game {game!r}; registered games: {list(envs.ENV_NAMES)}")
     if decisions < 1 or load < 0:
         raise ValueError(f"decisions must be >= 1 and load >= 0; got {decisions}, {load}")
-    path = Path(config_path) if config_path is not None else default_config(game)
+    path = Path(config_path) if config_path is not None else default_config(game, config_dir)
     with tempfile.TemporaryDirectory(prefix="fowlplay-bench-") as out:
         settings = {
             **(overrides or {}),
@@ -184,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 2], help="busy processes beside training")
     parser.add_argument("--rounds", type=int, default=1, help="repeat every measurement, interleaved")
     parser.add_argument(
+        "--config-dir",
+        help="folder of the <game>.yaml training configs (default: the checkout's configs/, else ./configs)",
+    )
+    parser.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -191,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a named set of config overrides measured beside the config (repeatable)",
     )
     args = parser.parse_args(argv)
+    try:
+        for game in args.games:
+            default_config(game, args.config_dir)
+    except FileNotFoundError as error:
+        parser.error(str(error))
     passive_threads()  # before the first run imports torch
     import yaml
 
@@ -209,7 +228,11 @@ def main(argv: list[str] | None = None) -> int:
             for load in args.loads:
                 for label, settings in variants:
                     row = training_decisions_per_second(
-                        game, decisions=args.decisions, load=load, overrides=settings
+                        game,
+                        decisions=args.decisions,
+                        load=load,
+                        overrides=settings,
+                        config_dir=args.config_dir,
                     )
                     row["label"] = label
                     rows.append(row)

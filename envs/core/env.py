@@ -82,7 +82,9 @@ class CardGameEnv(AECEnv):
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self.game: Game | None = None
-        self._mask: np.ndarray | None = None  # the acting agent's mask, until the state changes
+        #: The acting agent's legal mask as bytes (immutable: `step` checks an action against it
+        #: while the arrays `observe` hands out are the caller's), until the state changes.
+        self._mask: bytes | None = None
         self._forfeited = False  # the game ended on an illegal action (illegal_action="lose")
 
     # ----- spaces -------------------------------------------------------------------------
@@ -118,6 +120,29 @@ class CardGameEnv(AECEnv):
 
     def step(self, action: Any) -> None:
         """Apply the acting agent's action; raises `IllegalActionError` and changes nothing if illegal."""
+        # The hottest line of every loop: a live game and a legal int action take this path alone.
+        # (While the game runs nobody is done and every reward is 0; both change only when it ends.)
+        game = self.game
+        if game is not None and not (game._terminal or game._truncated or self._forfeited):
+            mask = self._mask
+            if mask is None:
+                mask = self._mask = game.legal_mask().tobytes()
+            if type(action) is int and 0 <= action < self.num_actions and mask[action]:
+                self._cumulative_rewards[self.agent_selection] = 0.0
+                game.apply(action)
+                self._mask = None
+                if game._terminal or game._truncated:
+                    self._finish(game)
+                    self._accumulate_rewards()
+                else:
+                    self.agent_selection = self.possible_agents[game.current_player]
+                if self.render_mode == "human":
+                    self.render()
+                return
+        self._checked_step(action)
+
+    def _checked_step(self, action: Any) -> None:
+        """`step` for everything but a legal int in a live game: dead agents, order errors, illegal actions."""
         game = self.game if self.game is not None else self._require_game("step")
         agent = self.agent_selection if self.agents else self._require_agent("step")
         if self.terminations[agent] or self.truncations[agent]:
@@ -125,10 +150,9 @@ class CardGameEnv(AECEnv):
             return
         if game.over:  # only reachable by changing the game behind the env's back
             raise EnvOrderError(f"step() called for {agent} but the game is over; call env.reset()")
-        # The common case, a legal int, is checked inline (this is the hottest line of every loop).
         mask = self._mask
         if mask is None:
-            mask = self._mask = game.legal_mask()
+            mask = self._mask = game.legal_mask().tobytes()
         if type(action) is not int or not 0 <= action < self.num_actions or not mask[action]:
             try:
                 action = self._check_action(game, agent, action)
@@ -183,10 +207,11 @@ class CardGameEnv(AECEnv):
         if player is None:
             player = self._player(agent)
         if player == game.current_player and not game.over and not self._forfeited:
-            mask = self._mask
-            if mask is None:
-                mask = self._mask = game.legal_mask()
-            mask = mask.copy()
+            if self._mask is None:
+                mask = game.legal_mask()  # a fresh array: the caller's; the env keeps its bytes
+                self._mask = mask.tobytes()
+            else:
+                mask = np.frombuffer(bytearray(self._mask), dtype=np.int8)
         else:
             mask = self._no_actions.copy()
         return {"observation": self.observer.encode(game, player), "action_mask": mask}
@@ -208,7 +233,13 @@ class CardGameEnv(AECEnv):
     def agent_iter(self, max_iter: int = 2**63):
         """Yield the agent whose turn it is until every agent is done (PettingZoo's loop)."""
         self._require_game("agent_iter")
-        return super().agent_iter(max_iter)
+        return self._agents_in_turn(max_iter)
+
+    def _agents_in_turn(self, max_iter: int):
+        # A generator resumes faster than PettingZoo's AECIterator.__next__; the same stops.
+        while self.agents and max_iter > 0:
+            max_iter -= 1
+            yield self.agent_selection
 
     def _action_id(self, action: Any) -> int | None:
         """`action` as an int if it is an integer in range, else None (floats and bools are not)."""
@@ -231,8 +262,8 @@ class CardGameEnv(AECEnv):
 
     def _legal_mask(self, game: Game) -> np.ndarray:
         if self._mask is None:
-            self._mask = game.legal_mask()
-        return self._mask
+            self._mask = game.legal_mask().tobytes()
+        return np.frombuffer(self._mask, dtype=np.int8)
 
     def _illegal(self, game: Game, agent: str, action: Any, why: str, mask=None) -> None:
         mask = game.legal_mask() if mask is None else mask

@@ -59,7 +59,7 @@ class Game(abc.ABC):
 
     @abc.abstractmethod
     def legal_mask(self) -> np.ndarray:
-        """int8 mask of length `action_count(options)`, 1 for each legal action of `current_player`."""
+        """A new int8 mask of length `action_count(options)`, 1 per legal action of `current_player` (the env hands it out)."""
 
     @abc.abstractmethod
     def apply(self, action: int) -> None:

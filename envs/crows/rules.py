@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from enum import IntEnum
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,12 @@ class Pile(IntEnum):
     SET = 1
 
 
+#: `Pile`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Pile = SimpleNamespace(**Pile.__members__)
+
+
 class Decision(IntEnum):
     """The kinds of decision the game asks for (the observation one-hot uses this order)."""
 
@@ -45,6 +52,12 @@ class Decision(IntEnum):
     PLACE = 2  # put a revealed card that fits both piles into one of them
     COIN = 3  # take a discard-pile card for a coin reached, or skip it
     CLAIM = 4  # out of turn: claim one card of a player who busted, or pass
+
+
+#: `Decision`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Decision = SimpleNamespace(**Decision.__members__)
 
 
 @dataclass
@@ -223,7 +236,7 @@ class CrowsGame(Game):
         self.track = [0] * n
         self.turn_player = 0
         self.to_act = 0
-        self.phase = Decision.PRESS
+        self.phase = _Decision.PRESS
         self.prov_run: list[int] = []
         self.prov_set = 0
         self.coins = 0
@@ -266,16 +279,16 @@ class CrowsGame(Game):
 
     def pile(self, player: int, pile: int) -> list[int]:
         """The cards of one of `player`'s piles (a RUN is kept sorted)."""
-        return self.runs[player] if pile == Pile.RUN else self.sets[player]
+        return self.runs[player] if pile == _Pile.RUN else self.sets[player]
 
     def fits(self, player: int, pile: int, card: int) -> bool:
         """Whether `card` can go on `player`'s `pile` now."""
-        if pile == Pile.RUN:
+        if pile == _Pile.RUN:
             return fits_run(self.runs[player], card)
         return fits_set(self.sets[player], card)
 
     def _add(self, player: int, pile: int, card: int, provisional: bool) -> None:
-        if pile == Pile.RUN:
+        if pile == _Pile.RUN:
             run = self.runs[player]
             if not run or card > run[-1]:
                 run.append(card)
@@ -293,7 +306,7 @@ class CrowsGame(Game):
         cards = self.pile(player, pile)
         for card in cards:
             self.discard[card] += 1
-        if pile == Pile.RUN:
+        if pile == _Pile.RUN:
             self.runs[player] = []
             self.prov_run = []
         else:
@@ -312,7 +325,7 @@ class CrowsGame(Game):
             if card:
                 self.revealed.append(card)
         self.log.append(f"player_{player} reveals {sorted(self.revealed) or 'nothing'}")
-        self.phase = Decision.KEEP if self.revealed else Decision.PRESS
+        self.phase = _Decision.KEEP if self.revealed else _Decision.PRESS
 
     def _end_turn(self) -> None:
         self.turns += 1
@@ -346,7 +359,7 @@ class CrowsGame(Game):
             seat = self.claimers.pop(0)
             if any(self.fits(seat, pile, c) for c in self.available for pile in Pile):
                 self.to_act = seat
-                self.phase = Decision.CLAIM
+                self.phase = _Decision.CLAIM
                 return
         for card in self.available:
             self.discard[card] += 1
@@ -356,7 +369,7 @@ class CrowsGame(Game):
 
     # ----- action handlers --------------------------------------------------------------------
     def _keep_card(self, block: str, index: int) -> None:
-        pile, card = (Pile.RUN if block == "keep_run" else Pile.SET), index + 1
+        pile, card = (_Pile.RUN if block == "keep_run" else _Pile.SET), index + 1
         self.revealed.remove(card)
         self._add(self.turn_player, pile, card, provisional=False)
         self.log.append(f"player_{self.turn_player} keeps {card} in {_PILE_NAMES[pile]}")
@@ -366,7 +379,7 @@ class CrowsGame(Game):
         for card in self.revealed:
             self.discard[card] += 1
         self.revealed = []
-        self.phase = Decision.PRESS
+        self.phase = _Decision.PRESS
 
     def _reveal(self, block: str, index: int) -> None:
         p = self.turn_player
@@ -375,9 +388,9 @@ class CrowsGame(Game):
         self.log.append(f"player_{p} reveals {card}")
         if in_run and in_set:
             self.pending = card
-            self.phase = Decision.PLACE
+            self.phase = _Decision.PLACE
         elif in_run or in_set:
-            self._add(p, Pile.RUN if in_run else Pile.SET, card, provisional=True)
+            self._add(p, _Pile.RUN if in_run else _Pile.SET, card, provisional=True)
         else:
             self._bust(card)
 
@@ -386,14 +399,14 @@ class CrowsGame(Game):
         self._end_turn()
 
     def _place_card(self, block: str, index: int) -> None:
-        pile = Pile.RUN if block == "place_run" else Pile.SET
+        pile = _Pile.RUN if block == "place_run" else _Pile.SET
         self._add(self.turn_player, pile, self.pending, provisional=True)
         self.pending = 0
-        self.phase = Decision.PRESS
+        self.phase = _Decision.PRESS
 
     def _score_pile(self, block: str, index: int) -> None:
         p, opts = self.turn_player, self.options
-        cards = self._empty_pile(p, Pile.RUN if block == "score_run" else Pile.SET)
+        cards = self._empty_pile(p, _Pile.RUN if block == "score_run" else _Pile.SET)
         steps = murder_steps(cards, opts.points_step)
         old = self.track[p]
         self.track[p] = min(old + steps, opts.track_length)
@@ -401,7 +414,7 @@ class CrowsGame(Game):
         self.log.append(f"player_{p} scores {cards} for {steps}: track {self.track[p]}")
 
     def _discard_pile(self, block: str, index: int) -> None:
-        cards = self._empty_pile(self.turn_player, Pile.RUN if block == "discard_run" else Pile.SET)
+        cards = self._empty_pile(self.turn_player, _Pile.RUN if block == "discard_run" else _Pile.SET)
         self.pile_discards += 1
         self.log.append(f"player_{self.turn_player} discards {cards}")
 
@@ -409,7 +422,7 @@ class CrowsGame(Game):
         self.coins -= 1
         if block == "coin_skip":
             return
-        pile, card = (Pile.RUN if block == "coin_run" else Pile.SET), index + 1
+        pile, card = (_Pile.RUN if block == "coin_run" else _Pile.SET), index + 1
         self.discard[card] -= 1
         # Provisional like a revealed card, so a bust never leaves a gap in the RUN.
         self._add(self.turn_player, pile, card, provisional=True)
@@ -417,7 +430,7 @@ class CrowsGame(Game):
 
     def _claim_card(self, block: str, index: int) -> None:
         if block != "claim_pass":
-            pile, card = (Pile.RUN if block == "claim_run" else Pile.SET), index + 1
+            pile, card = (_Pile.RUN if block == "claim_run" else _Pile.SET), index + 1
             self.available.remove(card)
             self._add(self.to_act, pile, card, provisional=False)
             self.log.append(f"player_{self.to_act} claims {card}")
@@ -427,15 +440,15 @@ class CrowsGame(Game):
     @property
     def kind(self) -> Decision:
         """The decision being asked for (a pending coin comes before the next reveal or stop)."""
-        if self.phase == Decision.PRESS and self.coins:
-            return Decision.COIN
+        if self.phase == _Decision.PRESS and self.coins:
+            return _Decision.COIN
         return self.phase
 
     def legal_mask(self) -> np.ndarray:
         """Exact mask of the current decision."""
         mask = np.zeros(self._size, dtype=np.int8)
         kind = self.kind
-        if kind == Decision.CLAIM:
+        if kind == _Decision.CLAIM:
             p = self.to_act
             run, set_ = self.runs[p], self.sets[p]
             claim_run, claim_set = self._claim  # (Pile.RUN, Pile.SET): plain ints in the hot path
@@ -460,11 +473,11 @@ class CrowsGame(Game):
             mask[toss[1]] = may_discard
             if len(set_) >= murder:
                 mask[score[1]] = 1
-        if kind == Decision.PRESS:
+        if kind == _Decision.PRESS:
             mask[self._stop_id] = 1
             if self.deck or any(self.discard):  # can_draw(), inlined: this runs every decision
                 mask[self._reveal_id] = 1
-        elif kind == Decision.KEEP:
+        elif kind == _Decision.KEEP:
             kept = False
             keep_run, keep_set = self._keep
             for card in self.revealed:  # fits_run and fits_set, inlined: this runs every decision
@@ -476,16 +489,16 @@ class CrowsGame(Game):
                     kept = True
             if not kept:
                 mask[self._discard_both_id] = 1
-        elif kind == Decision.PLACE:
-            mask[self._place[Pile.RUN]] = fits_run(run, self.pending)
-            mask[self._place[Pile.SET]] = fits_set(set_, self.pending)
+        elif kind == _Decision.PLACE:
+            mask[self._place[_Pile.RUN]] = fits_run(run, self.pending)
+            mask[self._place[_Pile.SET]] = fits_set(set_, self.pending)
         else:  # Decision.COIN
             for card in range(1, len(self.discard)):
                 if self.discard[card]:
                     if fits_run(run, card):
-                        mask[self._coin[Pile.RUN] + card] = 1
+                        mask[self._coin[_Pile.RUN] + card] = 1
                     if fits_set(set_, card):
-                        mask[self._coin[Pile.SET] + card] = 1
+                        mask[self._coin[_Pile.SET] + card] = 1
             mask[self._coin_skip_id] = 1
         return mask
 

@@ -18,6 +18,10 @@ from fowlplay.envs.fowl.rules import (
     Wile,
 )
 
+#: `Wile`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, at every decision.
+_Wile = SimpleNamespace(**Wile.__members__)
+
 
 def cell_features(options: FowlOptions) -> np.ndarray:
     """Lookup table card id -> features of a grid cell; its last row (index EMPTY) is all zeros.
@@ -77,7 +81,7 @@ class FowlObserver(Observer):
         self._seats = [np.array(seats) for seats in self._seat_lists]
         self._score_scale = 1.0 / options.max_score
         self._deck_scale = 1.0 / options.deck_size
-        self._murder = options.num_birds + Wile.MURDER
+        self._murder = options.num_birds + _Wile.MURDER
         self._murder_scale = 1.0 / max(1, options.murder_wiles)
         self._slots = pile_slots(options)
         self._pile_size = options.deck_size
@@ -95,8 +99,22 @@ class FowlObserver(Observer):
         self._vectors, self._views = self.seat_buffers()
         self._memory = [memoryview(vector) for vector in self._vectors]
         self._vector_grid_items = [views.grids.view(row) for views in self._views]
+        self._bytes = [memoryview(vector).cast("B") for vector in self._vectors]
         self._seen_state = [_SeatState(n) for _ in range(n)]
         self._at = SimpleNamespace(**{name: span.start for name, span in self.offsets.items()})
+        # A changed pile is written as bytes: its `pile_contents` and `pile_order` spans of each
+        # relative seat, from a cache of both rows by pile (piles change one card a turn).
+        item, size = self._buffer.itemsize, options.deck_size
+        contents, order = self.offsets["pile_contents"].start, self.offsets["pile_order"].start
+        self._pile_spans = [
+            (
+                slice((contents + i * self._k) * item, (contents + (i + 1) * self._k) * item),
+                slice((order + i * size) * item, (order + (i + 1) * size) * item),
+            )
+            for i in range(n)
+        ]
+        self._empty_pile = (bytes(self._k * item), bytes(size * item))
+        self._pile_bytes: dict[tuple[int, ...], tuple[bytes, bytes]] = {}
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -266,20 +284,14 @@ class FowlObserver(Observer):
                 lower += copies - top
             if seat != player:
                 seen += game.known[seat].count(murder)
-        played = in_grids[Wile.MURDER]
+        played = in_grids[_Wile.MURDER]
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
 
     def encode(self, game: FowlGame, player: int) -> np.ndarray:
         """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
-        vector, mem, views, state, at = (
-            self._vectors[player],
-            self._memory[player],
-            self._views[player],
-            self._seen_state[player],
-            self._at,
-        )
+        mem, state, at = self._memory[player], self._seen_state[player], self._at
         n, k = self._n, self._k
         seats = self._seat_lists[player]
         # One-hots that change every decision: clear last call's ones, set this call's.
@@ -293,20 +305,34 @@ class FowlObserver(Observer):
         for i in hot:
             mem[i] = 1.0
         state.hot = hot
-        hands = game.hands
+        # Count pieces: take last call's cards out, put this call's in (element writes, no slices).
+        hands, known = game.hands, game.known
         hand = hands[player]
         if hand != state.hand:
-            state.hand = list(hand)
             start = at.my_hand
-            vector[start : start + k] = 0.0
+            for card in state.hand:
+                mem[start + card] = 0.0
             for card in hand:
                 mem[start + card] += 1.0
+            state.hand = list(hand)
+        # Grids, and the pieces the grids and the murders decide (scores, records, seat status).
         grids = game.grids.tobytes()
-        if grids != state.grids:
-            state.grids = grids
-            self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
-        piles, known, counts = game.piles, game.known, game.pile_counts
-        size, murder = self._pile_size, self._murder
+        alive = game.alive
+        if (
+            grids != state.grids
+            or alive != state.alive
+            or game.murdered != state.murdered
+            or game.caught != state.caught
+            or game.recorded != state.recorded
+        ):
+            if grids != state.grids:
+                state.grids = grids
+                self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+            state.alive, state.murdered, state.caught = list(alive), list(game.murdered), list(game.caught)
+            state.recorded = [set(marks) for marks in game.recorded]
+            self._write_table(game, player, mem)
+        piles, raw = game.piles, self._bytes[player]
+        murder = self._murder
         on_top = lower = seen_murders = 0  # Murder cards on pile tops, lower in piles, seen in hands
         for i, seat in enumerate(seats):
             pile = piles[seat]
@@ -316,83 +342,78 @@ class FowlObserver(Observer):
                 lower += copies - top
             if pile != state.piles[i]:
                 state.piles[i] = list(pile)
-                tops, contents, order = (
-                    at.pile_tops + i * k,
-                    at.pile_contents + i * k,
-                    at.pile_order + i * size,
-                )
-                vector[tops : tops + k] = 0.0
+                if state.tops[i] >= 0:
+                    mem[state.tops[i]] = 0.0
+                contents, order = self._pile_spans[i]
                 if pile:
-                    mem[tops + pile[-1]] = 1.0
-                    vector[contents : contents + k] = counts[seat]
-                    vector[order : order + size] = self._pile_order_row(pile)
+                    state.tops[i] = at.pile_tops + i * k + pile[-1]
+                    mem[state.tops[i]] = 1.0
+                    raw[contents], raw[order] = self._pile_rows_of(pile)
                 else:
-                    vector[contents : contents + k] = 0.0
-                    vector[order : order + size] = 0.0
+                    state.tops[i] = -1
+                    raw[contents], raw[order] = self._empty_pile
             seen = known[seat]
             if i:
                 seen_murders += seen.count(murder)
             if seen != state.known[i]:
-                state.known[i] = list(seen)
                 start = at.known_hands + i * k
-                vector[start : start + k] = 0.0
+                for card in state.known[i]:
+                    mem[start + card] = 0.0
                 for card in seen:
                     mem[start + card] += 1.0
+                state.known[i] = list(seen)
             mem[at.hand_sizes + i] = len(hands[seat]) * 0.25
-        # Everything the grids and the murders decide: rebuilt when either changed.
-        alive, recorded = game.alive, game.recorded
-        table = (
-            grids,
-            tuple(alive),
-            tuple(game.murdered),
-            tuple(game.caught),
-            tuple(tuple(sorted(r)) for r in recorded) if any(recorded) else (),
-        )
-        if table != state.table:
-            state.table = table
-            self._fill_table(game, player, views)
         mem[at.deck_size] = len(game.deck) * self._deck_scale
         # murder_whereabouts, as `fill` counts it
-        mine, played = hand.count(murder), game.wiles_in_grids[Wile.MURDER]
+        mine, played = hand.count(murder), game.wiles_in_grids[_Wile.MURDER]
         scale, where = self._murder_scale, at.murder_whereabouts
         mem[where], mem[where + 1], mem[where + 2] = mine * scale, on_top * scale, lower * scale
         mem[where + 3], mem[where + 4] = seen_murders * scale, played * scale
         mem[where + 5] = (game.options.murder_wiles - mine - on_top - lower - seen_murders - played) * scale
-        return vector.copy()
+        return self._vectors[player].copy()
 
-    def _fill_table(self, game: FowlGame, player: int, parts: SimpleNamespace) -> None:
-        """The pieces decided by grids and murders: seat status, records, scores, murder checks."""
-        n, types = self._n, self._types
+    def _write_table(self, game: FowlGame, player: int, mem: memoryview) -> None:
+        """Every entry of the pieces the grids and murders decide: seat status, records, scores, checks."""
+        at, types, margin = self._at, self._types, self._margin
         seats = self._seat_lists[player]
-        for name in ("playing", "murdered", "caught", "recorded_types", "arrested", "scores"):
-            getattr(parts, name)[:] = 0.0
-        parts.murder_checks[:] = 0.0
-        parts.murder_threats[:] = 0.0
-        alive = game.alive
-        scores = []
+        alive, recorded = game.alive, game.recorded
+        scores = [game.score(seat) for seat in seats]
+        escalated = game.escalated
+        me_alive = alive[player]
         for i, seat in enumerate(seats):
-            if game.recorded[seat]:
-                for t in game.recorded[seat]:
-                    parts.recorded_types[i * types + t] = 1.0
-                parts.arrested[i] = game.arrested(seat)
-            parts.playing[i] = alive[seat]
-            parts.murdered[i] = game.murdered[seat]
-            parts.caught[i] = game.caught[seat]
-            score = game.score(seat)
-            scores.append(score)
-            parts.scores[i] = score * self._score_scale
+            mem[at.playing + i] = alive[seat]
+            mem[at.murdered + i] = game.murdered[seat]
+            mem[at.caught + i] = game.caught[seat]
+            mem[at.scores + i] = scores[i] * self._score_scale
+            marks = recorded[seat]
+            start = at.recorded_types + i * types
+            for t in range(types):
+                mem[start + t] = t in marks
+            mem[at.arrested + i] = game.arrested(seat) if marks else 0.0
+            # game.murder_succeeds, with the scores and Escalation read once
+            if i and me_alive and alive[seat]:
+                mem[at.murder_checks + i] = escalated or scores[i] >= scores[0] + margin
+                mem[at.murder_threats + i] = escalated or scores[0] >= scores[i] + margin
+            else:
+                mem[at.murder_checks + i] = mem[at.murder_threats + i] = 0.0
         in_grids = game.wiles_in_grids
         for i, w in enumerate(ESCALATION_WILES):
-            parts.wiles_in_grids[i] = in_grids[w] > 0
-        escalated = game.escalated
-        parts.escalation[0] = escalated
-        if alive[player]:
-            # game.murder_succeeds, with the scores and Escalation read once
-            margin = self._margin
-            for i in range(1, n):
-                if alive[seats[i]]:
-                    parts.murder_checks[i] = escalated or scores[i] >= scores[0] + margin
-                    parts.murder_threats[i] = escalated or scores[0] >= scores[i] + margin
+            mem[at.wiles_in_grids + i] = in_grids[w] > 0
+        mem[at.escalation] = escalated
+
+    def _pile_rows_of(self, pile: list[int]) -> tuple[bytes, bytes]:
+        """The `pile_contents` and `pile_order` entries of one pile as float32 bytes, through a bounded cache."""
+        rows = self._pile_bytes
+        key = tuple(pile)
+        found = rows.get(key)
+        if found is None:
+            if len(rows) >= PILE_ROWS_KEPT:
+                rows.clear()
+            contents = np.zeros(self._k, dtype=np.float32)
+            for card in pile:
+                contents[card] += 1.0
+            found = rows[key] = (contents.tobytes(), self._pile_row(pile).tobytes())
+        return found
 
     def _pile_order_row(self, pile: list[int]) -> np.ndarray:
         """`_pile_row` through the bounded cache of rows by pile."""
@@ -464,8 +485,12 @@ class _SeatState:
 
     def __init__(self, n: int) -> None:
         self.hot: list[int] = []  # the one-hot entries set by the last call
-        self.hand: list[int] | None = None
+        self.hand: list[int] = []  # the count pieces start all zero: as if built from no cards
         self.grids: bytes | None = None
+        self.alive: list[bool] | None = None
+        self.murdered: list[bool] | None = None
+        self.caught: list[bool] | None = None
+        self.recorded: list[set[int]] | None = None
         self.piles: list[list[int] | None] = [None] * n
-        self.known: list[list[int] | None] = [None] * n
-        self.table: tuple | None = None
+        self.tops: list[int] = [-1] * n  # the `pile_tops` entry set for each relative seat, or -1
+        self.known: list[list[int]] = [[] for _ in range(n)]

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -39,9 +40,15 @@ class Wile(IntEnum):
     MURDER = 3
 
 
+#: `Wile`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Wile = SimpleNamespace(**Wile.__members__)
+
+
 #: Escalation needs one wile of each of these kinds in some grid (the Murder's own value, 4, is not
 #: among them: it is the card that Escalation arms).
-ESCALATION_WILES = (Wile.BLOCKING, Wile.DISCARD, Wile.SWAP)
+ESCALATION_WILES = (_Wile.BLOCKING, _Wile.DISCARD, _Wile.SWAP)
 
 
 class Decision(IntEnum):
@@ -61,19 +68,25 @@ class Decision(IntEnum):
     MURDER_TARGET = 11
 
 
+#: `Decision`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Decision = SimpleNamespace(**Decision.__members__)
+
+
 DECISION_NAMES = {
-    Decision.FIRST_DRAW: "first draw",
-    Decision.SECOND_DRAW: "second draw",
-    Decision.DISCARD: "discard",
-    Decision.PLAY: "play a card",
-    Decision.EXTRA_DISCARD: "discard again (nothing playable)",
-    Decision.PLACE_BIRD: "place the bird",
-    Decision.PLACE_BLOCKING: "place the Blocking wile",
-    Decision.DISCARD_TARGET: "Discard wile target",
-    Decision.SWAP_CELL: "Swap wile cell",
-    Decision.SWAP_TARGET: "Swap wile target",
-    Decision.MURDER_CELL: "Murder wile cell",
-    Decision.MURDER_TARGET: "Murder target",
+    _Decision.FIRST_DRAW: "first draw",
+    _Decision.SECOND_DRAW: "second draw",
+    _Decision.DISCARD: "discard",
+    _Decision.PLAY: "play a card",
+    _Decision.EXTRA_DISCARD: "discard again (nothing playable)",
+    _Decision.PLACE_BIRD: "place the bird",
+    _Decision.PLACE_BLOCKING: "place the Blocking wile",
+    _Decision.DISCARD_TARGET: "Discard wile target",
+    _Decision.SWAP_CELL: "Swap wile cell",
+    _Decision.SWAP_TARGET: "Swap wile target",
+    _Decision.MURDER_CELL: "Murder wile cell",
+    _Decision.MURDER_TARGET: "Murder target",
 }
 
 
@@ -298,7 +311,7 @@ class FowlGame(Game):
         #: that starts and ends with one of them gets the murderer arrested.
         self.recorded: list[set[int]] = [set() for _ in range(n)]
         self.to_act = 0
-        self.stage = Decision.FIRST_DRAW
+        self.stage = _Decision.FIRST_DRAW
         self.first_from_pile = False
         self.pending_card = EMPTY
         self.pending_cell = EMPTY
@@ -323,8 +336,11 @@ class FowlGame(Game):
         self.wiles_in_grids = [0] * len(Wile)
         #: Cards in each grid (Blocking needs a card to lie beside).
         self.placed = [0] * n
+        #: `grids` as Python lists, kept in step with it by every write: the route searches and
+        #: the frontier read single cells, which a list serves several times faster than numpy.
+        self.grid_lists: list[list[int]] = self.grids.tolist()
         for p in range(n):
-            row = self.grids[p].tolist()
+            row = self.grid_lists[p]
             taken = [c for c, card in enumerate(row) if card != EMPTY]
             self.placed[p] = len(taken)
             self.bird_cells.append({c for c in taken if row[c] < self._first_wile})
@@ -380,10 +396,10 @@ class FowlGame(Game):
 
     def grid_birds(self, player: int) -> dict[tuple[int, int], tuple[int, int]]:
         """The birds of a player's grid as {(row, col): (type, value)}."""
-        row = self.grids[player]
+        row = self.grid_lists[player]
         out = {}
         for cell in self.bird_cells[player]:
-            t, v = divmod(int(row[cell]), self._value_base)
+            t, v = divmod(row[cell], self._value_base)
             out[divmod(cell, self._size)] = (t, v + 1)
         return out
 
@@ -424,7 +440,7 @@ class FowlGame(Game):
         the values from it to the last: every pair of such paths whose ends share a type not
         `barred` is one.
         """
-        cards = self.grids[player].tolist()
+        cards = self.grid_lists[player]
         top, first_wile, neighbours = self._value_base, self._first_wile, self._neighbours
         types = self.options.types
 
@@ -478,15 +494,16 @@ class FowlGame(Game):
     def escalated(self) -> bool:
         """True once a Blocking, a Discard and a Swap wile each lie in some grid."""
         counts = self.wiles_in_grids
-        return bool(counts[Wile.BLOCKING] and counts[Wile.DISCARD] and counts[Wile.SWAP])
+        return bool(counts[_Wile.BLOCKING] and counts[_Wile.DISCARD] and counts[_Wile.SWAP])
 
     def _place(self, player: int, cell: int, card: int) -> None:
         """Put a card on an empty cell of a player's grid."""
         self.grids[player, cell] = card
+        grid = self.grid_lists[player]
+        grid[cell] = card
         self.placed[player] += 1
         frontier = self.frontier[player]
         frontier.discard(cell)
-        grid = self.grids[player]
         for nb in self._neighbours[cell]:
             if grid[nb] == EMPTY:
                 frontier.add(nb)
@@ -519,7 +536,7 @@ class FowlGame(Game):
             self._terminal = True
             return
         self.to_act = player
-        self.stage = Decision.FIRST_DRAW
+        self.stage = _Decision.FIRST_DRAW
         self.first_from_pile = False
 
     def _end_turn(self) -> None:
@@ -550,25 +567,25 @@ class FowlGame(Game):
         if card < self._first_wile:
             return bool(self.frontier[player])
         kind = card - self._first_wile
-        if kind == Wile.MURDER:
+        if kind == _Wile.MURDER:
             # Played into my own grid like any card; a living opponent exists while the game runs.
             return bool(self.frontier[player])
-        if kind == Wile.BLOCKING:
+        if kind == _Wile.BLOCKING:
             return any(self.placed[q] and self.frontier[q] for q in self._opponents(player))
         has_bird = any(self.bird_cells[q] for q in self._opponents(player))
-        if kind == Wile.DISCARD:
+        if kind == _Wile.DISCARD:
             return has_bird
         return has_bird and bool(self.frontier[player])
 
     def _after_discard(self) -> None:
         player = self.to_act
         if any(self._playable(player, card) for card in set(self.hands[player])):
-            self.stage = Decision.PLAY
+            self.stage = _Decision.PLAY
         else:
             # house: the player shows their hand to prove nothing can be played
             self.known[player] = list(self.hands[player])
             self.log.append(f"player_{player} cannot play and shows their hand")
-            self.stage = Decision.EXTRA_DISCARD
+            self.stage = _Decision.EXTRA_DISCARD
 
     # ----- the Game interface -------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
@@ -580,34 +597,34 @@ class FowlGame(Game):
         me = self.to_act
         n = self.num_players
         stage = self.stage
-        if stage == Decision.FIRST_DRAW or stage == Decision.SECOND_DRAW:
+        if stage == _Decision.FIRST_DRAW or stage == _Decision.SECOND_DRAW:
             if self.deck:
                 mask[b["draw_deck"]] = 1
-            if stage == Decision.FIRST_DRAW or not self.first_from_pile:
+            if stage == _Decision.FIRST_DRAW or not self.first_from_pile:
                 for j in range(n):
                     if self.piles[(me + j) % n]:
                         mask[b["draw_pile"] + j] = 1
-        elif stage == Decision.DISCARD or stage == Decision.EXTRA_DISCARD:
+        elif stage == _Decision.DISCARD or stage == _Decision.EXTRA_DISCARD:
             start = b["discard"]
             for card in self.hands[me]:
                 mask[start + card] = 1
-        elif stage == Decision.PLAY:
+        elif stage == _Decision.PLAY:
             start = b["play"]
             for card in set(self.hands[me]):
                 if self._playable(me, card):
                     mask[start + card] = 1
-        elif stage == Decision.PLACE_BIRD or stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
+        elif stage == _Decision.PLACE_BIRD or stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
             start = b["own_cell"]
             for c in self.frontier[me]:
                 mask[start + c] = 1
-        elif stage == Decision.MURDER_TARGET:
+        elif stage == _Decision.MURDER_TARGET:
             for q in self._opponents(me):
                 mask[b["murder"] + (q - me) % n - 1] = 1
         else:
             cells = self.options.cells
             for q in self._opponents(me):
                 start = b["opponent_cell"] + ((q - me) % n - 1) * cells
-                if stage == Decision.PLACE_BLOCKING:
+                if stage == _Decision.PLACE_BLOCKING:
                     if self.placed[q]:
                         for c in self.frontier[q]:
                             mask[start + c] = 1
@@ -629,7 +646,7 @@ class FowlGame(Game):
             card = action - b["discard"]
             self._discard(me, card)
             self.log.append(f"player_{me} discards {self.card_name(card)}")
-            if stage == Decision.DISCARD:
+            if stage == _Decision.DISCARD:
                 self._after_discard()
             else:
                 self._end_turn()
@@ -639,9 +656,11 @@ class FowlGame(Game):
             cell = action - b["own_cell"]
             self._place(me, cell, self.pending_card)
             self.log.append(f"player_{me} puts {self.card_name(self.pending_card)} on {self.cell_name(cell)}")
-            if stage == Decision.SWAP_CELL or stage == Decision.MURDER_CELL:
+            if stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
                 self.pending_cell = cell
-                self.stage = Decision.SWAP_TARGET if stage == Decision.SWAP_CELL else Decision.MURDER_TARGET
+                self.stage = (
+                    _Decision.SWAP_TARGET if stage == _Decision.SWAP_CELL else _Decision.MURDER_TARGET
+                )
             else:
                 self._end_turn()
         elif action < b["murder"]:
@@ -663,47 +682,47 @@ class FowlGame(Game):
             self.hands[me].append(card)
             self.known[me].append(card)
             self.log.append(f"player_{me} takes {self.card_name(card)} from player_{seat}'s pile")
-        if self.stage == Decision.FIRST_DRAW:
+        if self.stage == _Decision.FIRST_DRAW:
             self.first_from_pile = relative_pile >= 0
             if self._can_draw_second():
-                self.stage = Decision.SECOND_DRAW
+                self.stage = _Decision.SECOND_DRAW
                 return
             self.log.append("nothing left to draw")  # house: the turn goes on with one card drawn
-        self.stage = Decision.DISCARD
+        self.stage = _Decision.DISCARD
 
     def _choose_card(self, me: int, card: int) -> None:
         self._take_from_hand(me, card)
         self.pending_card = card
         self.log.append(f"player_{me} plays {self.card_name(card)}")
         if card < self._first_wile:
-            self.stage = Decision.PLACE_BIRD
+            self.stage = _Decision.PLACE_BIRD
         else:
             self.stage = (
-                Decision.PLACE_BLOCKING,
-                Decision.DISCARD_TARGET,
-                Decision.SWAP_CELL,
-                Decision.MURDER_CELL,
+                _Decision.PLACE_BLOCKING,
+                _Decision.DISCARD_TARGET,
+                _Decision.SWAP_CELL,
+                _Decision.MURDER_CELL,
             )[card - self._first_wile]
 
     def _wile_on(self, me: int, victim: int, cell: int) -> None:
         card = self.pending_card
-        if self.stage == Decision.PLACE_BLOCKING:
+        if self.stage == _Decision.PLACE_BLOCKING:
             self._place(victim, cell, card)
             self.log.append(f"... into player_{victim}'s grid at {self.cell_name(cell)}")
             return
-        bird = int(self.grids[victim, cell])
-        self.grids[victim, cell] = card
+        bird = self.grid_lists[victim][cell]
+        self.grids[victim, cell] = self.grid_lists[victim][cell] = card
         self.bird_cells[victim].discard(cell)
         self._scores[victim] = self._clear_scores[victim] = None
-        if self.stage == Decision.DISCARD_TARGET:
-            self.wiles_in_grids[Wile.DISCARD] += 1
+        if self.stage == _Decision.DISCARD_TARGET:
+            self.wiles_in_grids[_Wile.DISCARD] += 1
             self.piles[victim].append(bird)
             self.pile_counts[victim, bird] += 1
             self.log.append(f"... player_{victim}'s {self.card_name(bird)} goes to their pile")
         else:
             # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
-            self.grids[me, own] = bird
+            self.grids[me, own] = self.grid_lists[me][own] = bird
             self.bird_cells[me].add(own)
             self._scores[me] = self._clear_scores[me] = None
             self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
@@ -797,7 +816,7 @@ class FowlGame(Game):
             pool += rest
             unseen_counts.append(len(rest))
         # Rejection keeps the weights of the chance process among the deals that pass.
-        must_play = self.to_act if self.stage == Decision.PLAY and self.to_act != player else None
+        must_play = self.to_act if self.stage == _Decision.PLAY and self.to_act != player else None
         # Sorted first: the re-deal must not depend on the hidden order it replaces, so that for
         # one seed every state of the information set re-deals alike (search agents rely on it).
         pool.sort()
@@ -823,6 +842,7 @@ class FowlGame(Game):
         other.hands = [list(h) for h in self.hands]
         other.known = [list(k) for k in self.known]
         other.grids = self.grids.copy()
+        other.grid_lists = [list(row) for row in self.grid_lists]
         other.pile_counts = self.pile_counts.copy()
         other.frontier = [set(f) for f in self.frontier]
         other.bird_cells = [set(c) for c in self.bird_cells]

@@ -25,6 +25,13 @@ from fowlplay.envs.murray.rules import (
     tadpole_points,
 )
 
+#: `Card`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, at every decision.
+_Card = SimpleNamespace(**Card.__members__)
+#: `Decision`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, at every decision.
+_Decision = SimpleNamespace(**Decision.__members__)
+
 
 class HawkStatus:
     """Positions of the `hawk` one-hot piece: where the observer knows the Hawk to be."""
@@ -151,12 +158,12 @@ class MurrayObserver(Observer):
         if game.player == player:
             parts.turn_flags[0] = game.swapped
             parts.turn_flags[1] = game.fly_drawn
-            parts.turn_flags[2] = game.may_go_out and hand[Card.HAWK] > 0
+            parts.turn_flags[2] = game.may_go_out and hand[_Card.HAWK] > 0
         if game.last_passed[player] >= 0:
             parts.last_passed[game.last_passed[player]] = 1.0
         if game.last_received[player] >= 0:
             parts.last_received[game.last_received[player]] = 1.0
-        looking = game.target if game.decision_kind == Decision.HORNET_TAKE and game.player == player else -1
+        looking = game.target if game.decision_kind == _Decision.HORNET_TAKE and game.player == player else -1
         seen = game.seen[player]
         seen_hands = self._seen_rows
         for rel in range(1, n):
@@ -214,7 +221,7 @@ class MurrayObserver(Observer):
         if game.player == player:
             flags = at.turn_flags
             mem[flags], mem[flags + 1] = game.swapped, game.fly_drawn
-            mem[flags + 2] = game.may_go_out and hand[Card.HAWK] > 0
+            mem[flags + 2] = game.may_go_out and hand[_Card.HAWK] > 0
             small += (flags, flags + 1, flags + 2)
         state.small = small
         # Pieces compared with a copy of what they were last built from.
@@ -235,7 +242,7 @@ class MurrayObserver(Observer):
         if game.discard != state.discard:
             views.discard_pile[:] = state.discard = list(game.discard)
         swarm_block = s * NUM_INSECTS
-        looking = game.target if game.decision_kind == Decision.HORNET_TAKE and game.player == player else -1
+        looking = game.target if game.decision_kind == _Decision.HORNET_TAKE and game.player == player else -1
         seen = game.seen[player]
         for rel, seat in enumerate(seats):
             swarms = game.swarms[seat]
@@ -309,7 +316,7 @@ class MurrayObserver(Observer):
         else:
             actor = "you" if game.player == player else f"player_{game.player}"
             lines.append(f"  to act: {actor}, deciding '{game.decision()}'")
-            if game.decision_kind == Decision.HORNET_TAKE and game.player == player:
+            if game.decision_kind == _Decision.HORNET_TAKE and game.player == player:
                 lines.append(
                     f"    your Hornet shows player_{game.target}'s hand: {names(game.hands[game.target])}"
                 )
@@ -320,14 +327,14 @@ class MurrayObserver(Observer):
                 lines.append(f"    chosen: player_{owner}'s swarm {slot} ({names(game.swarms[owner][slot])})")
             if game.robber_left:
                 lines.append(f"    the Robber Fly still discards {game.robber_left}")
-            if game.player == player and game.decision_kind == Decision.TURN:
+            if game.player == player and game.decision_kind == _Decision.TURN:
                 used = [
                     what
                     for what, done in (("pond swap", game.swapped), ("common-fly draw", game.fly_drawn))
                     if done
                 ]
                 lines.append("    used this turn: " + (", ".join(used) or "-")
-                             + ("; you may go out with the Hawk now" if game.may_go_out and game.hands[player][Card.HAWK] else ""))  # fmt: skip
+                             + ("; you may go out with the Hawk now" if game.may_go_out and game.hands[player][_Card.HAWK] else ""))  # fmt: skip
         if game.log:
             lines.append("  last: " + "; ".join(game.log))
         return "\n".join(lines)
@@ -336,15 +343,15 @@ class MurrayObserver(Observer):
     def _hawk_status(game: MurrayGame, player: int) -> int:
         if not game.hawk_in:
             return HawkStatus.DISCARD_PILE
-        if game.hands[player][Card.HAWK]:
+        if game.hands[player][_Card.HAWK]:
             return HawkStatus.IN_MY_HAND
         return HawkStatus.LEFT_THE_DECK if game.hawk_seen[player] else HawkStatus.UNSEEN
 
     @staticmethod
     def _murrays_left(game: MurrayGame) -> int:
         """Murrays live only in the deck or on the pile, so the deck's count is public."""
-        in_play = game.decision_kind == Decision.MURRAY  # the Murray awaiting its target
-        return game.options.murray_count - game.discard[Card.MURRAY] - in_play
+        in_play = game.decision_kind == _Decision.MURRAY  # the Murray awaiting its target
+        return game.options.murray_count - game.discard[_Card.MURRAY] - in_play
 
 
 class _SeatState:

@@ -13,6 +13,7 @@ from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import combinations_with_replacement
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,12 @@ class Card(IntEnum):
     MURRAY = 13
 
 
+#: `Card`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Card = SimpleNamespace(**Card.__members__)
+
+
 class Decision(IntEnum):
     """The kinds of decision a player can be asked for."""
 
@@ -63,6 +70,12 @@ class Decision(IntEnum):
     HORNET_PLAYER = 8  # choose the player whose hand to look at
     HORNET_TAKE = 9  # choose the insect to take from the hand looked at
     DISCARD = 10  # discard down to the hand limit at the end of the turn
+
+
+#: `Decision`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Decision = SimpleNamespace(**Decision.__members__)
 
 
 class Event(IntEnum):
@@ -83,6 +96,12 @@ class Event(IntEnum):
     SWAP = 9  # (SWAP, p, given, taken): p swaps a card of its hand with a pond card
 
 
+#: `Event`'s members as plain attributes (the same objects): on Python 3.11 reading a member
+#: through its enum class costs several times an attribute read, and the hot paths read them at
+#: every decision.
+_Event = SimpleNamespace(**Event.__members__)
+
+
 NUM_INSECTS = 12
 #: Card types a hand can hold: the insects and the Hawk (Murray is played the moment it is drawn).
 HAND_KINDS = 13
@@ -94,11 +113,25 @@ CARD_NAMES = (
 )  # fmt: skip
 #: Printed value of each card type; the Hawk and Murray count 0 in the hand penalty.
 VALUE = (1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 4, 0, 0)
-COMMON_FLIES = (Card.FRUIT_FLY, Card.MIDGE, Card.HOUSE_FLY, Card.MAYFLY, Card.CRANE_FLY, Card.SOLDIER_FLY)
+COMMON_FLIES = (
+    _Card.FRUIT_FLY,
+    _Card.MIDGE,
+    _Card.HOUSE_FLY,
+    _Card.MAYFLY,
+    _Card.CRANE_FLY,
+    _Card.SOLDIER_FLY,
+)
 #: The Robber Fly's card says "flies": common and royal flies, not wasps.
-FLIES = frozenset(range(Card.ROBBER_FLY + 1))
+FLIES = frozenset(range(_Card.ROBBER_FLY + 1))
 #: Cards whose ability is used by discarding them, in the order of the `ability` action block.
-ABILITY_CARDS = (Card.DEER_FLY, Card.DRAGONFLY, Card.FIREFLY, Card.ROBBER_FLY, Card.PAPER_WASP, Card.HORNET)
+ABILITY_CARDS = (
+    _Card.DEER_FLY,
+    _Card.DRAGONFLY,
+    _Card.FIREFLY,
+    _Card.ROBBER_FLY,
+    _Card.PAPER_WASP,
+    _Card.HORNET,
+)
 TYPES_OF_VALUE = {v: tuple(t for t in range(NUM_INSECTS) if VALUE[t] == v) for v in range(1, 6)}
 #: Every way to create a swarm: a multiset of three insect types of one value (32 in all).
 SWARM_COMBOS = tuple(c for v in range(1, 6) for c in combinations_with_replacement(TYPES_OF_VALUE[v], 3))
@@ -272,14 +305,14 @@ def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 # Plain-int copies of the constants the legal-mask hot path reads (IntEnum indexing is slower).
 _INSECT_IDS = tuple(range(NUM_INSECTS))
-_HAWK = int(Card.HAWK)
+_HAWK = int(_Card.HAWK)
 _DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
-    int(c) for c in (Card.DEER_FLY, Card.FIREFLY, Card.ROBBER_FLY, Card.HORNET)
+    int(c) for c in (_Card.DEER_FLY, _Card.FIREFLY, _Card.ROBBER_FLY, _Card.HORNET)
 )
 _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
 _TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
-_MURRAY = int(Card.MURRAY)
+_MURRAY = int(_Card.MURRAY)
 _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
 )
@@ -326,16 +359,18 @@ class MurrayGame(Game):
         self.hand_sizes = [options.hand_size] * n
         dealt = n * options.hand_size
         self.pond = sorted(insects[dealt : dealt + options.pond_size])
-        self.deck = shuffled(insects[dealt + options.pond_size :] + [Card.MURRAY] * options.murray_count, rng)
+        self.deck = shuffled(
+            insects[dealt + options.pond_size :] + [_Card.MURRAY] * options.murray_count, rng
+        )
         self.discard = [0] * PILE_KINDS
-        self.discard[Card.HAWK] = 1  # the Hawk is the starting discard pile
+        self.discard[_Card.HAWK] = 1  # the Hawk is the starting discard pile
         self.hawk_in = False  # True once the reshuffle has brought the Hawk into the deck
         self.swarms: list[list[list[int]]] = [[] for _ in range(n)]
         self.tadpoles = [0] * n
         self._init_knowledge(hawk_holder=-1)
         self.player = 0
         self.turn = 1
-        self.decision_kind = Decision.TURN
+        self.decision_kind = _Decision.TURN
         self.draws_left = options.first_draw_count
         self.filling = False
         self.murray_resets_pond = False
@@ -430,16 +465,16 @@ class MurrayGame(Game):
             for cards in owned:
                 self.swarms[p].append([cards.count(t) for t in range(NUM_INSECTS)])
         self.discard = [0] * PILE_KINDS
-        for card in [Card.HAWK] if discard is None and not hawk_in else discard or []:
+        for card in [_Card.HAWK] if discard is None and not hawk_in else discard or []:
             self.discard[card] += 1
         self.tadpoles = list(tadpoles) if tadpoles else [0] * n
         self.hawk_in = hawk_in
-        holders = [q for q in range(n) if self.hands[q][Card.HAWK]]
+        holders = [q for q in range(n) if self.hands[q][_Card.HAWK]]
         # A Hawk laid in a hand is in everyone's view: the table starts knowing where it is.
         self._init_knowledge(hawk_holder=holders[0] if holders and hawk_in else -1)
         self.player = player
         self.turn = 1
-        self.decision_kind = Decision.TURN
+        self.decision_kind = _Decision.TURN
         self.draws_left = self.options.draw_count if draws is None else draws
         self.filling = self.murray_resets_pond = self.murray_this_turn = self.may_go_out = False
         self.swapped = self.fly_drawn = False
@@ -468,7 +503,7 @@ class MurrayGame(Game):
     def _to_hand(self, player: int, card: int) -> None:
         self.hands[player][card] += 1
         self.hand_sizes[player] += 1
-        if card == Card.HAWK:
+        if card == _Card.HAWK:
             self.hawk_seen[player] = True
 
     def _from_hand(self, player: int, card: int) -> None:
@@ -559,15 +594,15 @@ class MurrayGame(Game):
                 if card < 0:
                     return
                 self._reveal(card)
-                if card == Card.MURRAY:
+                if card == _Card.MURRAY:
                     if self._has_swarm():
                         self._ask_murray(resets_pond=False)
                         return
-                    self.discard[Card.MURRAY] += 1
+                    self.discard[_Card.MURRAY] += 1
                     self.log.append("Murray finds no swarm and is discarded")
                     continue
-                if card == Card.HAWK:
-                    self.discard[Card.HAWK] += 1
+                if card == _Card.HAWK:
+                    self.discard[_Card.HAWK] += 1
                     self._finish("the Hawk entered the pond")
                     return
                 insort(self.pond, card)
@@ -575,14 +610,14 @@ class MurrayGame(Game):
                 card = self._draw()
                 if card < 0:
                     return
-                if card == Card.MURRAY:
+                if card == _Card.MURRAY:
                     self._reveal(card)
                     self.murray_this_turn = True
                     if self._has_swarm():
                         self.draws_left -= 1  # a Murray that hits a swarm is not replaced
                         self._ask_murray(resets_pond=True)
                         return
-                    self.discard[Card.MURRAY] += 1
+                    self.discard[_Card.MURRAY] += 1
                     self.log.append("Murray finds no swarm: discarded, another card is drawn")
                     continue
                 self._draw_face_down(p, card)
@@ -591,10 +626,10 @@ class MurrayGame(Game):
                     self.may_go_out = not self.murray_this_turn
             else:
                 break
-        self.decision_kind = Decision.TURN
+        self.decision_kind = _Decision.TURN
 
     def _ask_murray(self, resets_pond: bool) -> None:
-        self.decision_kind = Decision.MURRAY
+        self.decision_kind = _Decision.MURRAY
         self.murray_resets_pond = resets_pond
         self.may_go_out = False
 
@@ -610,7 +645,7 @@ class MurrayGame(Game):
             self._truncated = True
             self.log.append(f"turn cap {self.options.max_turns} reached: truncated")
             return
-        self.decision_kind = Decision.TURN
+        self.decision_kind = _Decision.TURN
         self.draws_left = self.options.draw_count
         self.murray_this_turn = self.may_go_out = self.swapped = self.fly_drawn = self.passed = False
         self.events.append((_EV_TURN, self.player))
@@ -648,32 +683,32 @@ class MurrayGame(Game):
         # handed out as an int8 array over it.
         mask = bytearray(self._size)
         kind = self.decision_kind
-        if kind == Decision.TURN:
+        if kind == _Decision.TURN:
             self._turn_mask(mask)
-        elif kind == Decision.MURRAY or kind == Decision.FIREFLY_SWARM:
-            start = self._murray if kind == Decision.MURRAY else self._swarm
+        elif kind == _Decision.MURRAY or kind == _Decision.FIREFLY_SWARM:
+            start = self._murray if kind == _Decision.MURRAY else self._swarm
             for owner, swarms in enumerate(self.swarms):
                 for slot in range(len(swarms)):
                     mask[start + self._swarm_index(owner, slot)] = 1
-        elif kind == Decision.ROBBER_SWARM:
+        elif kind == _Decision.ROBBER_SWARM:
             for owner, swarms in enumerate(self.swarms):
                 for slot, swarm in enumerate(swarms):
                     if any(swarm[t] for t in FLIES):
                         mask[self._swarm + self._swarm_index(owner, slot)] = 1
-        elif kind == Decision.DEER_FLY or kind == Decision.HORNET_PLAYER:
+        elif kind == _Decision.DEER_FLY or kind == _Decision.HORNET_PLAYER:
             for rel in range(1, self.num_players):
                 if self.hand_sizes[self._seat_at(rel)] >= 2:
                     mask[self._player + rel - 1] = 1
-        elif kind == Decision.DRAGONFLY:
+        elif kind == _Decision.DRAGONFLY:
             mask[self._pond : self._pond + len(self.pond)] = b"\x01" * len(self.pond)
-        elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
+        elif kind == _Decision.FIREFLY_TAKE or kind == _Decision.ROBBER_TAKE:
             owner, slot = self.chosen
             swarm = self.swarms[owner][slot]
-            robber = kind == Decision.ROBBER_TAKE
+            robber = kind == _Decision.ROBBER_TAKE
             for t in range(NUM_INSECTS):
                 if swarm[t] and (not robber or t in FLIES):
                     mask[self._take + t] = 1
-        elif kind == Decision.HORNET_TAKE:
+        elif kind == _Decision.HORNET_TAKE:
             hand = self.hands[self.target]
             for t in range(NUM_INSECTS):
                 if hand[t]:
@@ -751,40 +786,40 @@ class MurrayGame(Game):
         """Apply a legal action of the current player, then resolve every chance event it starts."""
         self.log = []
         kind = self.decision_kind
-        if kind == Decision.TURN:
+        if kind == _Decision.TURN:
             self._apply_turn(action)
-        elif kind == Decision.MURRAY:
+        elif kind == _Decision.MURRAY:
             self._apply_murray(action - self._murray)
-        elif kind == Decision.DEER_FLY:
+        elif kind == _Decision.DEER_FLY:
             victim = self._seat_at(action - self._player + 1)
             card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
             self._take_from(self.player, victim, card, hornet=False)
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} at random from player_{victim}")
-            self.decision_kind = Decision.TURN
-        elif kind == Decision.HORNET_PLAYER:
+            self.decision_kind = _Decision.TURN
+        elif kind == _Decision.HORNET_PLAYER:
             self.target = self._seat_at(action - self._player + 1)
             self.events.append((_EV_LOOK, self.player, self.target, tuple(self.hands[self.target])))
             self.log.append(f"player_{self.player} looks at player_{self.target}'s hand")
-            self.decision_kind = Decision.HORNET_TAKE
-        elif kind == Decision.HORNET_TAKE:
+            self.decision_kind = _Decision.HORNET_TAKE
+        elif kind == _Decision.HORNET_TAKE:
             card = action - self._take
             self._take_from(self.player, self.target, card, hornet=True)
             self.seen[self.player][self.target] = list(self.hands[self.target])
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{self.target}")
             self.target = -1
-            self.decision_kind = Decision.TURN
-        elif kind == Decision.DRAGONFLY:
+            self.decision_kind = _Decision.TURN
+        elif kind == _Decision.DRAGONFLY:
             card = self.pond.pop(action - self._pond)
             self._take_into_hand(self.player, card)
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from the pond")
-            self.decision_kind = Decision.TURN
+            self.decision_kind = _Decision.TURN
             self.filling = True
             self._run()
-        elif kind == Decision.FIREFLY_SWARM or kind == Decision.ROBBER_SWARM:
+        elif kind == _Decision.FIREFLY_SWARM or kind == _Decision.ROBBER_SWARM:
             self.chosen = self._swarm_at(action - self._swarm)
-            nxt = Decision.FIREFLY_TAKE if kind == Decision.FIREFLY_SWARM else Decision.ROBBER_TAKE
+            nxt = _Decision.FIREFLY_TAKE if kind == _Decision.FIREFLY_SWARM else _Decision.ROBBER_TAKE
             self.decision_kind = nxt
-        elif kind == Decision.FIREFLY_TAKE or kind == Decision.ROBBER_TAKE:
+        elif kind == _Decision.FIREFLY_TAKE or kind == _Decision.ROBBER_TAKE:
             self._apply_take(kind, action - self._take)
         else:  # DISCARD
             card = action - self._discard
@@ -798,8 +833,8 @@ class MurrayGame(Game):
         block, i = self.layout.decode(action)
         self.may_go_out = False
         if block == "go_out":
-            self._play_from_hand(p, Card.HAWK)
-            self.discard[Card.HAWK] += 1
+            self._play_from_hand(p, _Card.HAWK)
+            self.discard[_Card.HAWK] += 1
             self._finish(f"player_{p} went out with the Hawk")
         elif block == "create":
             swarm = [0] * NUM_INSECTS
@@ -818,17 +853,17 @@ class MurrayGame(Game):
             self._play_from_hand(p, card)
             self.discard[card] += 1
             self.log.append(f"player_{p} discards a {CARD_NAMES[card]} to use it")
-            if card == Card.DEER_FLY:
-                self.decision_kind = Decision.DEER_FLY
-            elif card == Card.DRAGONFLY:
-                self.decision_kind = Decision.DRAGONFLY
-            elif card == Card.FIREFLY:
-                self.decision_kind = Decision.FIREFLY_SWARM
-            elif card == Card.ROBBER_FLY:
+            if card == _Card.DEER_FLY:
+                self.decision_kind = _Decision.DEER_FLY
+            elif card == _Card.DRAGONFLY:
+                self.decision_kind = _Decision.DRAGONFLY
+            elif card == _Card.FIREFLY:
+                self.decision_kind = _Decision.FIREFLY_SWARM
+            elif card == _Card.ROBBER_FLY:
                 self.robber_left = 2
-                self.decision_kind = Decision.ROBBER_SWARM
-            elif card == Card.HORNET:
-                self.decision_kind = Decision.HORNET_PLAYER
+                self.decision_kind = _Decision.ROBBER_SWARM
+            elif card == _Card.HORNET:
+                self.decision_kind = _Decision.HORNET_PLAYER
             else:  # Paper Wasp
                 self._reset_pond()
                 self._run()
@@ -849,9 +884,9 @@ class MurrayGame(Game):
                 drawn = self._draw()
                 if drawn < 0:
                     return
-                if drawn == Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
+                if drawn == _Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
                     self._reveal(drawn)
-                    self.discard[Card.MURRAY] += 1
+                    self.discard[_Card.MURRAY] += 1
                     self.log.append("a Murray drawn this way is discarded")
                 else:
                     self._draw_face_down(p, drawn)
@@ -860,7 +895,7 @@ class MurrayGame(Game):
             self._pass_left(p, i)
             self.log.append(f"player_{p} passes a card to player_{left}")
             if self.hand_sizes[p] > self.options.hand_limit:
-                self.decision_kind = Decision.DISCARD
+                self.decision_kind = _Decision.DISCARD
             else:
                 self._next_turn()
         else:  # end_turn with a single card: nothing is passed
@@ -869,11 +904,11 @@ class MurrayGame(Game):
 
     def _apply_murray(self, index: int) -> None:
         owner, slot = self._swarm_at(index)
-        self.decision_kind = Decision.TURN  # Murray is resolved even if the game ends below
+        self.decision_kind = _Decision.TURN  # Murray is resolved even if the game ends below
         swarm = self.swarms[owner].pop(slot)
         for t, c in enumerate(swarm):
             self.discard[t] += c
-        self.discard[Card.MURRAY] += 1
+        self.discard[_Card.MURRAY] += 1
         self.tadpoles[owner] += 1
         self.log.append(f"Murray destroys player_{owner}'s swarm {slot}; player_{owner} gets a tadpole")
         if self.murray_resets_pond:
@@ -888,19 +923,19 @@ class MurrayGame(Game):
         if not any(swarm):  # a swarm with no card left is gone
             self.swarms[owner].pop(slot)
         self.chosen = (-1, -1)
-        if kind == Decision.FIREFLY_TAKE:
+        if kind == _Decision.FIREFLY_TAKE:
             self._take_into_hand(self.player, card)
             self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{owner}'s swarm")
-            self.decision_kind = Decision.TURN
+            self.decision_kind = _Decision.TURN
             return
         self.discard[card] += 1
         self.robber_left -= 1
         self.log.append(f"the Robber Fly discards a {CARD_NAMES[card]} from player_{owner}'s swarm")
         if self.robber_left and self._has_fly_swarm():
-            self.decision_kind = Decision.ROBBER_SWARM
+            self.decision_kind = _Decision.ROBBER_SWARM
         else:
             self.robber_left = 0
-            self.decision_kind = Decision.TURN
+            self.decision_kind = _Decision.TURN
 
     def scores(self) -> list[int]:
         """Every seat's score if the game ended now."""

@@ -70,6 +70,88 @@ def test_legal_masks_are_fresh_int8_arrays(name):
     env.reset(seed=0)
     mask = env.game.legal_mask()
     assert mask.dtype == np.int8 and mask.shape == (env.num_actions,) and mask.flags.writeable
+    assert not np.shares_memory(mask, env.game.legal_mask())  # the env hands each one out as it is
     observed = env.observe(env.agent_selection)["action_mask"]
     observed[:] = 0
     assert env.observe(env.agent_selection)["action_mask"].tobytes() == mask.tobytes()
+
+
+def stale_masks(env, games: int = 3, seed: int = 0) -> int:
+    """Masked random play; count decisions where the env's mask (observed, or checked by `step`) is not the state's."""
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            truth = env.game.legal_mask()
+            wrong += obs["action_mask"].tobytes() != truth.tobytes()
+            # `step` refuses exactly the state's illegal actions (checked on a clone, which changes nothing here).
+            illegal = np.flatnonzero(truth == 0)
+            if illegal.size:
+                twin = env.clone()
+                twin._mask = env._mask
+                try:
+                    twin.step(int(illegal[0]))
+                    wrong += 1
+                except envs.IllegalActionError:
+                    pass
+            if wrong:  # a stale mask may offer an illegal action: stop before playing it
+                return wrong
+            env.step(random_legal(obs["action_mask"], rng))
+    return wrong
+
+
+@pytest.mark.parametrize("name", envs.ENV_NAMES)
+def test_the_env_caches_the_mask_of_the_current_state_only(name):
+    """`observe` and `step` share one cached mask per state: it never outlives the decision."""
+    assert stale_masks(envs.make(name)) == 0
+
+
+def test_a_mask_cache_kept_across_decisions_is_caught():
+    """A broken twin: an env that keeps the cached mask after a step serves the previous state's."""
+    env = envs.make("murder_most_fowl_v0")
+
+    class Stale(type(env)):
+        def step(self, action):
+            kept = self._mask
+            super().step(action)
+            if kept is not None and not self.game.over:
+                self._mask = kept
+
+    assert stale_masks(Stale(**vars(env.options))) > 0
+
+
+def grid_list_mismatches(num_players: int, games: int, seed: int = 0) -> int:
+    """Masked random Fowl games; count decisions after which `grid_lists` is not `grids` as lists."""
+    env = envs.make("murder_most_fowl_v0", num_players=num_players)
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        while not env.game.over:
+            env.step(random_legal(env.observe(env.agent_selection)["action_mask"], rng))
+            wrong += env.game.grid_lists != env.game.grids.tolist()
+            wrong += env.clone().game.grid_lists != env.game.grids.tolist()
+    return wrong
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_fowl_grid_lists_follow_the_grids(n):
+    assert grid_list_mismatches(n, games=4) == 0
+
+
+def test_a_grid_write_that_skips_the_lists_is_caught(monkeypatch):
+    """A broken twin: a placed card that reaches `grids` but not `grid_lists`."""
+    original = FowlGame._place
+
+    def place(self, player, cell, card):
+        before = self.grid_lists[player][cell]
+        original(self, player, cell, card)
+        self.grid_lists[player][cell] = before
+
+    monkeypatch.setattr(FowlGame, "_place", place)
+    assert grid_list_mismatches(2, games=1) > 0

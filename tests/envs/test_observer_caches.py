@@ -129,15 +129,15 @@ def test_a_cache_that_never_rebuilds_a_piece_is_caught(name, monkeypatch):
     env = envs.make(name)
     observer = type(env.observer)(env.observer.options)
     if name == "murder_most_fowl_v0":
-        original = observer._fill_table
+        original = observer._write_table
         built = set()
 
-        def once(game, player, parts):
+        def once(game, player, memory):
             if player not in built:
                 built.add(player)
-                original(game, player, parts)
+                original(game, player, memory)
 
-        monkeypatch.setattr(observer, "_fill_table", once)
+        monkeypatch.setattr(observer, "_write_table", once)
     else:
         for state in observer._seen_state:
             state.swarms = _Frozen([_Unchanged()] * len(state.swarms))
@@ -209,3 +209,18 @@ def test_an_env_with_warm_caches_pickles_and_deep_copies(name):
             mine, theirs = env.observe(agent), twin.observe(agent)
             assert mine["observation"].tobytes() == theirs["observation"].tobytes()
             assert mine["action_mask"].tobytes() == theirs["action_mask"].tobytes()
+
+
+def test_a_fowl_pile_cache_keyed_too_coarsely_is_caught(monkeypatch):
+    """A broken twin: Fowl's rows of a pile cached by the pile's length serve another pile's rows."""
+    env = envs.make("murder_most_fowl_v0")
+    observer = type(env.observer)(env.observer.options)
+    by_length = {}
+
+    def rows_of(pile):
+        if len(pile) not in by_length:
+            by_length[len(pile)] = type(observer)(observer.options)._pile_rows_of(pile)
+        return by_length[len(pile)]
+
+    monkeypatch.setattr(observer, "_pile_rows_of", rows_of)
+    assert mismatches(env, observer, games=2) > 0

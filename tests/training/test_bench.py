@@ -63,3 +63,31 @@ def test_openmp_is_asked_to_sleep_unless_the_user_chose(monkeypatch):
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     passive_threads()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_configs_are_found_without_the_checkout_or_named_in_a_clear_error(tmp_path, monkeypatch, capsys):
+    """An installed package has no configs/ beside its code: ./configs, then --config-dir, find them."""
+    from fowlplay.training import bench
+
+    monkeypatch.setattr(bench, "CONFIG_DIR", tmp_path / "site-packages" / "configs")  # as installed
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="--config-dir"):
+        default_config("chicken_v0")
+    with pytest.raises(SystemExit):
+        bench.main(["--games", "chicken_v0"])
+    assert "no training config chicken_v0.yaml" in capsys.readouterr().err
+    mine = tmp_path / "my-configs"
+    mine.mkdir()
+    (mine / "chicken_v0.yaml").write_text("game: chicken_v0\n")
+    assert default_config("chicken_v0", mine) == mine / "chicken_v0.yaml"
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "chicken_v0.yaml").write_text("game: chicken_v0\n")
+    assert default_config("chicken_v0") == tmp_path / "configs" / "chicken_v0.yaml"
+
+
+def test_fowlplay_bench_training_refuses_a_config_dir_without_the_configs(tmp_path, capsys):
+    from fowlplay.evaluation.benchmark import main
+
+    with pytest.raises(SystemExit):
+        main(["--games", "chicken_v0", "--training", "--config-dir", str(tmp_path), "--no-reference"])
+    assert "no training config chicken_v0.yaml in " + str(tmp_path) in capsys.readouterr().err
