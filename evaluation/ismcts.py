@@ -58,6 +58,7 @@ one seed (it shuffles the unseen cards from sorted order); see docs/evaluation.m
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +68,13 @@ from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"
-SPEC_FORMS = "ismcts:N (baseline rollouts) or ismcts:N:random (random rollouts), N >= 1 simulations"
+SPEC_FORMS = (
+    "ismcts:N[:ROLLOUT][:hK][:mX]: N >= 1 simulations per decision; ROLLOUT baseline (default) or "
+    "random; hK: a rollout plays K >= 0 decisions, then to the end of the round or turn, before its "
+    "leaf (h0: to the end of the game; default: the game's DEFAULT_HORIZONS); mX: the baseline's "
+    "move stands unless a move beats it by X >= 0 standard errors (default: the game's "
+    "DEFAULT_MARGINS); e.g. ismcts:200, ismcts:50:random, ismcts:400:h20:m1"
+)
 #: UCB1 exploration constant on rewards scaled to [0, 1] (the value Cowling et al. use).
 DEFAULT_EXPLORATION = 0.7
 #: Deals both moves must have seen before the search may overrule the rollout policy's own move
@@ -162,17 +169,39 @@ class ISMCTSSettings:
 
 
 def parse_settings(kind: str) -> ISMCTSSettings:
-    """`ismcts:N` or `ismcts:N:random` (also `ismcts:N:baseline`) as settings; ValueError otherwise."""
+    """`ismcts:N[:ROLLOUT][:hK][:mX]` as settings (any order after N); ValueError naming what is wrong."""
     parts = kind.split(":")
-    if parts[0] != SPEC_PREFIX[:-1] or len(parts) not in (2, 3):
+    if parts[0] != SPEC_PREFIX[:-1] or len(parts) < 2:
         raise ValueError(f"{kind!r} is not an ISMCTS spec; accepted: {SPEC_FORMS}")
     count = parts[1]
     if not count.isdigit() or int(count) < 1:
         raise ValueError(f"{kind!r}: the simulation count {count!r} is not a positive integer; {SPEC_FORMS}")
-    rollout = parts[2] if len(parts) == 3 else "baseline"
-    if rollout not in ROLLOUTS:
-        raise ValueError(f"{kind!r}: unknown rollout {rollout!r}, allowed: {', '.join(ROLLOUTS)}")
-    return ISMCTSSettings(int(count), rollout)
+    found: dict[str, object] = {}
+    for part in parts[2:]:
+        if part in ROLLOUTS:
+            key, value = "rollout", part
+        elif part[:1] == "h" and part[1:].isdigit():
+            key, value = "horizon", int(part[1:])
+        elif part[:1] == "m" and _is_margin(part[1:]):
+            key, value = "margin", float(part[1:])
+        else:
+            raise ValueError(
+                f"{kind!r}: {part!r} is not a rollout ({' or '.join(ROLLOUTS)}), a horizon hK (K >= 0 "
+                f"decisions, h0: to the end) or a margin mX (X >= 0 standard errors); {SPEC_FORMS}"
+            )
+        if key in found:
+            raise ValueError(f"{kind!r} sets the {key} twice ({found[key]!r} and {value!r}); {SPEC_FORMS}")
+        found[key] = value
+    if "margin" in found and found.get("rollout") == "random":
+        raise ValueError(
+            f"{kind!r}: a margin mX applies to baseline rollouts only (it guards the baseline's move)"
+        )
+    return ISMCTSSettings(int(count), **found)
+
+
+def _is_margin(text: str) -> bool:
+    """True for a finite decimal number >= 0 (`2`, `1.5`), the forms a margin token takes."""
+    return re.fullmatch(r"\d+(\.\d*)?|\.\d+", text) is not None
 
 
 class _Node:
@@ -448,5 +477,5 @@ class ISMCTSAgent(Agent):
 
 
 def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:
-    """An ISMCTS agent from its spec (`ismcts:N` or `ismcts:N:random`) for the env it plays in."""
+    """An ISMCTS agent from its spec (`ismcts:N[:ROLLOUT][:hK][:mX]`) for the env it plays in."""
     return ISMCTSAgent(env, parse_settings(kind), seed=seed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from fowlplay import envs
@@ -9,7 +11,14 @@ from fowlplay.envs import murder_she_crows_v0
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import CrowsGame
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
-from fowlplay.evaluation.ismcts import DEFAULT_HORIZONS, LEAVES, ISMCTSAgent, ISMCTSSettings, parse_settings
+from fowlplay.evaluation.ismcts import (
+    DEFAULT_HORIZONS,
+    DEFAULT_MARGINS,
+    LEAVES,
+    ISMCTSAgent,
+    ISMCTSSettings,
+    parse_settings,
+)
 from fowlplay.evaluation.matches import EvalConfig
 from fowlplay.evaluation.play import main as play_main
 from fowlplay.evaluation.tournament import evaluate
@@ -54,12 +63,46 @@ def test_the_spec_parses_with_its_budget_and_rollout():
     assert isinstance(agent, ISMCTSAgent) and agent.settings == ISMCTSSettings(8, "random")
 
 
+def test_the_spec_sets_the_horizon_and_margin_in_any_order():
+    assert parse_settings("ismcts:400:h20") == ISMCTSSettings(400, horizon=20)
+    assert parse_settings("ismcts:400:m1.5:h0") == ISMCTSSettings(400, horizon=0, margin=1.5)
+    assert parse_settings("ismcts:9:random:h4") == ISMCTSSettings(9, "random", horizon=4)
+    assert parse_settings("ismcts:9:h4:baseline:m0") == ISMCTSSettings(9, "baseline", margin=0.0, horizon=4)
+    env = envs.make("murder_she_crows_v0")
+    env.reset(seed=0)
+    agent = make_agent("ismcts:6:h3:m.5", env, seed=1)
+    assert (agent.horizon, agent.margin) == (3, 0.5)
+    default = make_agent("ismcts:6", env, seed=1)  # the spec without options keeps the game's defaults
+    assert (default.horizon, default.margin) == (
+        DEFAULT_HORIZONS["murder_she_crows_v0"],
+        DEFAULT_MARGINS["murder_she_crows_v0"],
+    )
+
+
 @pytest.mark.parametrize(
-    "text", ["ismcts:", "ismcts:0", "ismcts:-3", "ismcts:many", "ismcts:5:greedy", "ismcts:5:random:x"]
+    ("text", "wrong"),
+    [
+        ("ismcts:", "simulation count ''"),
+        ("ismcts:0", "simulation count '0'"),
+        ("ismcts:-3", "simulation count '-3'"),
+        ("ismcts:many", "simulation count 'many'"),
+        ("ismcts:5:greedy", "'greedy' is not a rollout"),
+        ("ismcts:5:random:x", "'x' is not a rollout"),
+        ("ismcts:5:h", "'h' is not a rollout"),
+        ("ismcts:5:h-1", "'h-1' is not a rollout"),
+        ("ismcts:5:h2.5", "'h2.5' is not a rollout"),
+        ("ismcts:5:mnan", "'mnan' is not a rollout"),
+        ("ismcts:5:m-1", "'m-1' is not a rollout"),
+        ("ismcts:5:h3:h4", "sets the horizon twice"),
+        ("ismcts:5:random:baseline", "sets the rollout twice"),
+        ("ismcts:5:random:m1", "margin mX applies to baseline rollouts only"),
+    ],
 )
-def test_a_bad_spec_says_what_is_accepted(text):
-    with pytest.raises(AgentSpecError, match="ismcts:N:random"):
+def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, wrong):
+    with pytest.raises(AgentSpecError, match=re.escape(wrong)) as err:
         parse_spec(text)
+    assert "ismcts:N[:ROLLOUT][:hK][:mX]" in str(err.value) or "baseline rollouts only" in str(err.value)
+    assert "ismcts:N[:random][:hK][:mX]" in str(err.value)  # the list of every accepted agent kind
 
 
 def test_an_agent_asked_about_another_env_refuses():
