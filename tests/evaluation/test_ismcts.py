@@ -149,6 +149,31 @@ def test_the_same_seed_gives_the_same_search(rollout):
     assert sum(v for v, _ in first.last_search.values()) == 12
 
 
+def _moves_of_a_game(game: str, spec: str, seed: int) -> list[int]:
+    """Every action of one game between an ISMCTS agent (seat 0) and the baseline, from fresh objects."""
+    env = envs.make(game, num_players=players(game))
+    env.reset(seed=seed)
+    seats = [make_agent(spec, env, seed=seed + 1)] + [
+        envs.env_module(game).BaselineAgent(env.options) for _ in range(players(game) - 1)
+    ]
+    moves = []
+    while not env.game.over:
+        obs = env.observe(env.agent_selection)
+        moves.append(seats[env.game.current_player].act(obs["observation"], obs["action_mask"]))
+        env.step(moves[-1])
+    return moves
+
+
+@pytest.mark.parametrize(
+    ("game", "spec"), [("murder_she_crows_v0", "ismcts:12"), ("chicken_v0", "ismcts:12:m0:h4")]
+)
+def test_two_runs_of_a_whole_game_make_the_same_moves(game, spec):
+    """Baseline rollouts with a horizon and leaf, from the same seed: the same game, move for move."""
+    first = _moves_of_a_game(game, spec, seed=6)
+    assert first == _moves_of_a_game(game, spec, seed=6)
+    assert len(first) > 10
+
+
 def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
     env = position("murder_she_crows_v0", seed=3, steps=9)
     obs = env.observe(env.agent_selection)
