@@ -68,6 +68,7 @@ def test_the_spec_sets_the_horizon_and_margin_in_any_order():
     assert parse_settings("ismcts:400:m1.5:h0") == ISMCTSSettings(400, horizon=0, margin=1.5)
     assert parse_settings("ismcts:9:random:h4") == ISMCTSSettings(9, "random", horizon=4)
     assert parse_settings("ismcts:9:h4:baseline:m0") == ISMCTSSettings(9, "baseline", margin=0.0, horizon=4)
+    assert parse_settings("ismcts:400:v100") == ISMCTSSettings(400, validation=100)
     env = envs.make("murder_she_crows_v0")
     env.reset(seed=0)
     agent = make_agent("ismcts:6:h3:m.5", env, seed=1)
@@ -96,13 +97,15 @@ def test_the_spec_sets_the_horizon_and_margin_in_any_order():
         ("ismcts:5:h3:h4", "sets the horizon twice"),
         ("ismcts:5:random:baseline", "sets the rollout twice"),
         ("ismcts:5:random:m1", "margin mX applies to baseline rollouts only"),
+        ("ismcts:5:v5", "validation must be an int from 0 to simulations - 1 = 4"),
+        ("ismcts:5:random:v2", "validation checks the baseline's move"),
     ],
 )
 def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, wrong):
     with pytest.raises(AgentSpecError, match=re.escape(wrong)) as err:
         parse_spec(text)
-    assert "ismcts:N[:ROLLOUT][:hK][:mX]" in str(err.value) or "baseline rollouts only" in str(err.value)
-    assert "ismcts:N[:random][:hK][:mX]" in str(err.value)  # the list of every accepted agent kind
+    assert "ismcts:N[:ROLLOUT][:hK][:mX][:vK]" in str(err.value) or "baseline rollouts only" in str(err.value)
+    assert "ismcts:N[:random][:hK][:mX][:vK]" in str(err.value)  # the list of every accepted agent kind
 
 
 def test_an_agent_asked_about_another_env_refuses():
@@ -191,6 +194,26 @@ def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
     assert most_visited != own  # the search alone would overrule the baseline here ...
     assert moves[0.0] == most_visited
     assert moves[1e9] == own  # ... but not by an unreachable margin
+
+
+def test_validation_tests_the_searchs_choice_on_deals_the_search_never_saw():
+    env = position("murder_she_crows_v0", seed=3, steps=9)  # the position above: the search overrules
+    obs = env.observe(env.agent_selection)
+    own = (
+        envs.env_module("murder_she_crows_v0")
+        .BaselineAgent(env.options)
+        .act(obs["observation"], obs["action_mask"])
+    )
+    agent = ISMCTSAgent(env, ISMCTSSettings(40, margin=0.0, validation=10), seed=3)
+    calls = []
+    agent._validated = lambda *args: calls.append(args) or ISMCTSAgent._validated(agent, *args)
+    move = decide(agent, env)
+    ((_, _, _, best, first, budget),) = calls
+    assert (first, budget) == (own, 10) and best != own and move in (best, own)
+    assert sum(v for v, _ in agent.last_search.values()) == 40  # 30 to search, 5 fresh deals for each move
+    searched = max(len(o) for o in agent._outcomes.values()) - 5  # the most deals any move saw before
+    assert len(agent._deals) == searched + 5  # the five validation deals are new ones
+    assert decide(ISMCTSAgent(env, ISMCTSSettings(40, margin=1e9, validation=10), seed=3), env) == own
 
 
 def test_an_evaluation_with_ismcts_is_the_same_at_any_worker_count(tmp_path):
