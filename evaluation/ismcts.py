@@ -39,10 +39,14 @@ simulation
 It plays the root's most visited move (ties: the higher mean reward, then the lower action id),
 with one exception under baseline rollouts: the baseline's own move stands unless the most
 visited move beat it, deal by deal on at least 5 common deals, by `margin` standard errors of
-the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One decision moves a player's chance of winning by a few hundredths while
-one rollout scores +1 or -1, so with tens of simulations per move the most visited move is often
-a slightly worse one, and many such steps lose to the very policy the search rolls out with. A
-decision with a single legal action is played without searching. The budget is a number of
+the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One
+decision moves a player's chance of winning by a few hundredths while one rollout scores +1 or
+-1, so with tens of simulations per move the most visited move is often a slightly worse one,
+and many such steps lose to the very policy the search rolls out with. With `validation` K > 0
+the search uses N - K simulations, and when its choice differs from the baseline's move the two
+play K / 2 fresh deals each, on which alone the margin is tested (the deals that made a move the
+most visited flatter it: the winner's curse). A decision with a single legal action is played
+without searching. The spec `ismcts:N[:ROLLOUT][:hK][:mX][:vK]` sets these (`parse_settings`). The budget is a number of
 simulations, never a time, and all randomness comes from the agent's own generator, reseeded by
 `reset(seed)`, so a match seed fixes its play on any number of worker processes.
 
