@@ -46,9 +46,10 @@ and many such steps lose to the very policy the search rolls out with. With `val
 the search uses N - K simulations, and when its choice differs from the baseline's move the two
 play K / 2 fresh deals each, on which alone the margin is tested (the deals that made a move the
 most visited flatter it: the winner's curse). A decision with a single legal action is played
-without searching. The spec `ismcts:N[:ROLLOUT][:hK][:mX][:vK]` sets these (`parse_settings`). The budget is a number of
-simulations, never a time, and all randomness comes from the agent's own generator, reseeded by
-`reset(seed)`, so a match seed fixes its play on any number of worker processes.
+without searching. The spec `ismcts:N[:ROLLOUT][:hK][:mX][:vK]` sets these (`parse_settings`).
+The budget is a number of simulations, never a time, and all randomness comes from the agent's
+own generator, reseeded by `reset(seed)`, so a match seed fixes its play on any number of worker
+processes.
 
 What it reads. The agent is built on the environment it plays in (`evaluation.agents.build_agent`
 already receives it), because the `Agent` interface hands it only an observation vector. From the
