@@ -6,7 +6,8 @@ A spec is `[LABEL=]KIND` where KIND is one of
     baseline           the game's rule-based `BaselineAgent`
     ckpt:PATH          a trained checkpoint, sampling from its policy (the default)
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
-    ismcts:N[:random]  information-set MCTS, N simulations per decision (`evaluation.ismcts`)
+    ismcts:N[:...]     information-set MCTS, N simulations per decision (`evaluation.ismcts`;
+                       options :random rollouts, :hK horizon, :mX margin, :vK validation)
     PATH               the same as ckpt:PATH when PATH (or PATH.zip) exists
 
 PATH is what `training.checkpoint` accepts: the .npz, .zip or .json, their common stem, or a run
@@ -33,7 +34,8 @@ BUILTIN_KINDS = ("random", "baseline")
 CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
 ACCEPTED = (
     "random, baseline, ckpt:PATH (sampling), ckpt-det:PATH (deterministic), "
-    "ismcts:N or ismcts:N:random (information-set search, N simulations per decision), or an existing "
+    "ismcts:N[:random][:hK][:mX][:vK] (information-set search, N simulations per decision; random "
+    "rollouts, horizon K decisions, margin X, K validation simulations), or an existing "
     "checkpoint PATH (.zip, .json, their stem, or a training run directory); "
     "any of them may be prefixed with LABEL="
 )

@@ -39,12 +39,17 @@ simulation
 It plays the root's most visited move (ties: the higher mean reward, then the lower action id),
 with one exception under baseline rollouts: the baseline's own move stands unless the most
 visited move beat it, deal by deal on at least 5 common deals, by `margin` standard errors of
-the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One decision moves a player's chance of winning by a few hundredths while
-one rollout scores +1 or -1, so with tens of simulations per move the most visited move is often
-a slightly worse one, and many such steps lose to the very policy the search rolls out with. A
-decision with a single legal action is played without searching. The budget is a number of
-simulations, never a time, and all randomness comes from the agent's own generator, reseeded by
-`reset(seed)`, so a match seed fixes its play on any number of worker processes.
+the mean difference (per game, `DEFAULT_MARGINS`: 2 for Chicken, 1 for the others). One
+decision moves a player's chance of winning by a few hundredths while one rollout scores +1 or
+-1, so with tens of simulations per move the most visited move is often a slightly worse one,
+and many such steps lose to the very policy the search rolls out with. With `validation` K > 0
+the search uses N - K simulations, and when its choice differs from the baseline's move the two
+play K / 2 fresh deals each, on which alone the margin is tested (the deals that made a move the
+most visited flatter it: the winner's curse). A decision with a single legal action is played
+without searching. The spec `ismcts:N[:ROLLOUT][:hK][:mX][:vK]` sets these (`parse_settings`).
+The budget is a number of simulations, never a time, and all randomness comes from the agent's
+own generator, reseeded by `reset(seed)`, so a match seed fixes its play on any number of worker
+processes.
 
 What it reads. The agent is built on the environment it plays in (`evaluation.agents.build_agent`
 already receives it), because the `Agent` interface hands it only an observation vector. From the
@@ -58,6 +63,7 @@ one seed (it shuffles the unseen cards from sorted order); see docs/evaluation.m
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +73,14 @@ from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"
-SPEC_FORMS = "ismcts:N (baseline rollouts) or ismcts:N:random (random rollouts), N >= 1 simulations"
+SPEC_FORMS = (
+    "ismcts:N[:ROLLOUT][:hK][:mX][:vK]: N >= 1 simulations per decision; ROLLOUT baseline (default) "
+    "or random; hK: a rollout plays K >= 0 decisions, then to the end of the round or turn, before "
+    "its leaf (h0: to the end of the game; default: the game's DEFAULT_HORIZONS); mX: the "
+    "baseline's move stands unless a move beats it by X >= 0 standard errors (default: the game's "
+    "DEFAULT_MARGINS); vK: K of the N simulations (0 <= K < N, default 0) test the search's choice "
+    "against the baseline's move on fresh deals; e.g. ismcts:200, ismcts:50:random, ismcts:400:h20:m1:v100"
+)
 #: UCB1 exploration constant on rewards scaled to [0, 1] (the value Cowling et al. use).
 DEFAULT_EXPLORATION = 0.7
 #: Deals both moves must have seen before the search may overrule the rollout policy's own move
@@ -145,6 +158,9 @@ class ISMCTSSettings:
     #: Decisions a rollout plays before a leaf estimates the returns; 0 plays to the end of the
     #: game; None takes the game's `DEFAULT_HORIZONS` entry.
     horizon: int | None = None
+    #: Of the simulations, how many (0: none) check the search's choice against the baseline's move
+    #: on fresh deals, half each, when the two differ; the margin then applies to those deals only.
+    validation: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -159,20 +175,55 @@ class ISMCTSSettings:
             raise ValueError(
                 f"ISMCTS horizon must be None or an int >= 0 (0: to the end); got {self.horizon!r}"
             )
+        if not isinstance(self.validation, int) or not 0 <= self.validation < self.simulations:
+            raise ValueError(
+                f"ISMCTS validation must be an int from 0 to simulations - 1 = {self.simulations - 1}; "
+                f"got {self.validation!r}"
+            )
+        if self.validation and self.rollout != "baseline":
+            raise ValueError("ISMCTS validation checks the baseline's move: it needs baseline rollouts")
 
 
 def parse_settings(kind: str) -> ISMCTSSettings:
-    """`ismcts:N` or `ismcts:N:random` (also `ismcts:N:baseline`) as settings; ValueError otherwise."""
+    """`ismcts:N[:ROLLOUT][:hK][:mX][:vK]` as settings (options in any order); ValueError naming what is wrong."""
     parts = kind.split(":")
-    if parts[0] != SPEC_PREFIX[:-1] or len(parts) not in (2, 3):
+    if parts[0] != SPEC_PREFIX[:-1] or len(parts) < 2:
         raise ValueError(f"{kind!r} is not an ISMCTS spec; accepted: {SPEC_FORMS}")
     count = parts[1]
     if not count.isdigit() or int(count) < 1:
         raise ValueError(f"{kind!r}: the simulation count {count!r} is not a positive integer; {SPEC_FORMS}")
-    rollout = parts[2] if len(parts) == 3 else "baseline"
-    if rollout not in ROLLOUTS:
-        raise ValueError(f"{kind!r}: unknown rollout {rollout!r}, allowed: {', '.join(ROLLOUTS)}")
-    return ISMCTSSettings(int(count), rollout)
+    found: dict[str, object] = {}
+    for part in parts[2:]:
+        if part in ROLLOUTS:
+            key, value = "rollout", part
+        elif part[:1] == "h" and part[1:].isdigit():
+            key, value = "horizon", int(part[1:])
+        elif part[:1] == "m" and _is_margin(part[1:]):
+            key, value = "margin", float(part[1:])
+        elif part[:1] == "v" and part[1:].isdigit():
+            key, value = "validation", int(part[1:])
+        else:
+            raise ValueError(
+                f"{kind!r}: {part!r} is not a rollout ({' or '.join(ROLLOUTS)}), a horizon hK (K >= 0 "
+                f"decisions, h0: to the end), a margin mX (X >= 0 standard errors) or a validation vK "
+                f"(K of the simulations); {SPEC_FORMS}"
+            )
+        if key in found:
+            raise ValueError(f"{kind!r} sets the {key} twice ({found[key]!r} and {value!r}); {SPEC_FORMS}")
+        found[key] = value
+    if "margin" in found and found.get("rollout") == "random":
+        raise ValueError(
+            f"{kind!r}: a margin mX applies to baseline rollouts only (it guards the baseline's move)"
+        )
+    try:
+        return ISMCTSSettings(int(count), **found)
+    except ValueError as err:
+        raise ValueError(f"{kind!r}: {err}; {SPEC_FORMS}") from None
+
+
+def _is_margin(text: str) -> bool:
+    """True for a finite decimal number >= 0 (`2`, `1.5`), the forms a margin token takes."""
+    return re.fullmatch(r"\d+(\.\d*)?|\.\d+", text) is not None
 
 
 class _Node:
@@ -261,7 +312,8 @@ class ISMCTSAgent(Agent):
         root = _Node(None)
         self._deals: list[int] = []
         self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
-        for _ in range(self.settings.simulations):
+        validation = self.settings.validation if first is not None else 0
+        for _ in range(self.settings.simulations - validation):
             self._simulate(root, me, allowed, first)
         stats = {a: root.children.get((me, None, a)) for a in legal}
         self.last_search = {
@@ -271,9 +323,34 @@ class ISMCTSAgent(Agent):
             return legal[0]
         best = min(self.last_search, key=lambda a: (-self.last_search[a][0], -self.last_search[a][1], a))
         keep_default = first is not None and best != first and first in self.last_search
+        if keep_default and validation:
+            better = self._validated(root, me, allowed, best, first, validation)
+            stats = {a: root.children.get((me, None, a)) for a in legal}  # now with the validation's visits
+            self.last_search = {
+                a: (n.visits, n.reward / n.visits) for a, n in stats.items() if n and n.visits
+            }
+            return best if better else first
         if keep_default and not self._clearly_better(self._outcomes[best], self._outcomes[first]):
             return first
         return best
+
+    def _validated(
+        self, root: _Node, me: str, allowed: np.ndarray, best: int, first: int, budget: int
+    ) -> bool:
+        """True if `best` beats the baseline's move `first` by `margin` standard errors on fresh deals.
+
+        The search chose `best` because its mean was the highest of several noisy means, so on the
+        deals that chose it, it looks better than it is (the winner's curse). Here both moves play
+        `budget // 2` deals that no simulation of this decision has seen, deal by deal.
+        """
+        fresh = len(self._deals)
+        pairs: list[tuple[float, float]] = []
+        for k in range(fresh, fresh + budget // 2):
+            a = self._simulate(root, me, allowed, first, forced=(best, k))
+            b = self._simulate(root, me, allowed, first, forced=(first, k))
+            if a is not None and b is not None:
+                pairs.append((a, b))
+        return self._clearly_better([a for a, _ in pairs], [b for _, b in pairs])
 
     def _clearly_better(self, outcomes: list[float], default: list[float]) -> bool:
         """True if a move's rewards beat the default move's on the deals both saw, by `margin` standard errors.
@@ -286,27 +363,43 @@ class ISMCTSAgent(Agent):
         diff = np.asarray(outcomes[:m]) - np.asarray(default[:m])
         return float(diff.mean()) > self.margin * float(diff.std(ddof=1)) / math.sqrt(m)
 
-    def _simulate(self, root: _Node, me: str, allowed: np.ndarray, first: int | None) -> None:
-        """One simulation: root action, determinization, selection, expansion, rollout, backup."""
+    def _simulate(
+        self,
+        root: _Node,
+        me: str,
+        allowed: np.ndarray,
+        first: int | None,
+        forced: tuple[int, int] | None = None,
+    ) -> float | None:
+        """One simulation: root action, determinization, selection, expansion, rollout, backup.
+
+        Returns the deciding player's reward, or None where the re-deal disagreed with the real
+        legal actions. `forced` = (root action, deal index) plays that action on that deal.
+        """
         # The deciding player's legal actions are the same in every determinization of its
         # information set, so the root action is chosen first; its k-th visit then sees deal k
         # (common random numbers: root actions are compared on the same deals).
-        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
         for child in root.children.values():
             child.available += 1
-        if untried:
-            action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
-            child = root.children[(me, None, action)] = _Node(me)
+        if forced is not None:
+            action, k = forced
+            child = root.children[(me, None, action)]
         else:
-            action, child = self._select(root, me, None, allowed)
-        seed = self._deal(child.visits)
+            untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
+            if untried:
+                action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
+                child = root.children[(me, None, action)] = _Node(me)
+            else:
+                action, child = self._select(root, me, None, allowed)
+            k = child.visits
+        seed = self._deal(k)
         world = self._determinize(me, seed)
         game = world.game
         mask = game.legal_mask()
         if world.agent_selection != me or not np.array_equal(mask != 0, allowed):
             self.root_mismatches += 1  # an inexact re-deal changed what the deciding player may do
             if world.agent_selection != me or not mask[action]:
-                return
+                return None
         # From here on the simulation steps the game engine itself: the determinization is a
         # private copy, so the AEC bookkeeping (legality checks, reward dicts) is not needed, and a
         # player's observation is encoded only where a node or the baseline reads it.
@@ -349,6 +442,7 @@ class ISMCTSAgent(Agent):
         for child in path:
             child.visits += 1
             child.reward += rewards[child.agent]
+        return rewards[me]
 
     def _widen(self, visits: int, tried: int) -> bool:
         """Progressive widening below the root: an information set reached v times before tries a
@@ -448,5 +542,5 @@ class ISMCTSAgent(Agent):
 
 
 def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:
-    """An ISMCTS agent from its spec (`ismcts:N` or `ismcts:N:random`) for the env it plays in."""
+    """An ISMCTS agent from its spec (`ismcts:N[:ROLLOUT][:hK][:mX][:vK]`) for the env it plays in."""
     return ISMCTSAgent(env, parse_settings(kind), seed=seed)

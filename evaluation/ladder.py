@@ -30,7 +30,9 @@ ANCHOR = "random"
 #: ISMCTS simulations per decision (low, high) per game. Version 2: the search's rollouts stop
 #: after 10 decisions at the end of the round or turn in progress and score a leaf
 #: (`ismcts.LEAVES`), and its margin is per game (`ismcts.DEFAULT_MARGINS`), so an `ismcts:N` of
-#: ladder 1 is a different agent; the budgets are unchanged.
+#: ladder 1 is a different agent; the budgets are unchanged. Below 10 simulations the search
+#: cannot overrule the baseline's move (`ismcts.MIN_PAIRED_DEALS` visits of both are needed), so a
+#: LOW of 5 plays exactly as the baseline (measured: docs/evaluation.md, "Figures (ladder v2)").
 ISMCTS_BUDGETS: dict[str, tuple[int, int]] = {
     "chicken_v0": (5, 25),
     "murder_she_crows_v0": (10, 50),

@@ -159,8 +159,8 @@ def _main(argv: list[str] | None) -> int:
         "--agents",
         nargs="+",
         default=["baseline", "baseline"],
-        help="one spec per seat: random, baseline, human, ismcts:N or ismcts:N:random (information-set "
-        "search, N simulations per decision), or a checkpoint",
+        help="one spec per seat: random, baseline, human, ismcts:N[:random][:hK][:mX][:vK] (information-set "
+        "search, N simulations per decision; random rollouts, horizon K, margin X, validation K), or a checkpoint",
     )
     parser.add_argument("--seed", type=_seed, default=0, help="seed of the deal and the agents (>= 0)")
     parser.add_argument("--quiet", action="store_true", help="print only the final table")

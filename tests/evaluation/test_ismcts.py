@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from fowlplay import envs
@@ -9,7 +11,14 @@ from fowlplay.envs import murder_she_crows_v0
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import CrowsGame
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
-from fowlplay.evaluation.ismcts import DEFAULT_HORIZONS, LEAVES, ISMCTSAgent, ISMCTSSettings, parse_settings
+from fowlplay.evaluation.ismcts import (
+    DEFAULT_HORIZONS,
+    DEFAULT_MARGINS,
+    LEAVES,
+    ISMCTSAgent,
+    ISMCTSSettings,
+    parse_settings,
+)
 from fowlplay.evaluation.matches import EvalConfig
 from fowlplay.evaluation.play import main as play_main
 from fowlplay.evaluation.tournament import evaluate
@@ -54,12 +63,49 @@ def test_the_spec_parses_with_its_budget_and_rollout():
     assert isinstance(agent, ISMCTSAgent) and agent.settings == ISMCTSSettings(8, "random")
 
 
+def test_the_spec_sets_the_horizon_and_margin_in_any_order():
+    assert parse_settings("ismcts:400:h20") == ISMCTSSettings(400, horizon=20)
+    assert parse_settings("ismcts:400:m1.5:h0") == ISMCTSSettings(400, horizon=0, margin=1.5)
+    assert parse_settings("ismcts:9:random:h4") == ISMCTSSettings(9, "random", horizon=4)
+    assert parse_settings("ismcts:9:h4:baseline:m0") == ISMCTSSettings(9, "baseline", margin=0.0, horizon=4)
+    assert parse_settings("ismcts:400:v100") == ISMCTSSettings(400, validation=100)
+    env = envs.make("murder_she_crows_v0")
+    env.reset(seed=0)
+    agent = make_agent("ismcts:6:h3:m.5", env, seed=1)
+    assert (agent.horizon, agent.margin) == (3, 0.5)
+    default = make_agent("ismcts:6", env, seed=1)  # the spec without options keeps the game's defaults
+    assert (default.horizon, default.margin) == (
+        DEFAULT_HORIZONS["murder_she_crows_v0"],
+        DEFAULT_MARGINS["murder_she_crows_v0"],
+    )
+
+
 @pytest.mark.parametrize(
-    "text", ["ismcts:", "ismcts:0", "ismcts:-3", "ismcts:many", "ismcts:5:greedy", "ismcts:5:random:x"]
+    ("text", "wrong"),
+    [
+        ("ismcts:", "simulation count ''"),
+        ("ismcts:0", "simulation count '0'"),
+        ("ismcts:-3", "simulation count '-3'"),
+        ("ismcts:many", "simulation count 'many'"),
+        ("ismcts:5:greedy", "'greedy' is not a rollout"),
+        ("ismcts:5:random:x", "'x' is not a rollout"),
+        ("ismcts:5:h", "'h' is not a rollout"),
+        ("ismcts:5:h-1", "'h-1' is not a rollout"),
+        ("ismcts:5:h2.5", "'h2.5' is not a rollout"),
+        ("ismcts:5:mnan", "'mnan' is not a rollout"),
+        ("ismcts:5:m-1", "'m-1' is not a rollout"),
+        ("ismcts:5:h3:h4", "sets the horizon twice"),
+        ("ismcts:5:random:baseline", "sets the rollout twice"),
+        ("ismcts:5:random:m1", "margin mX applies to baseline rollouts only"),
+        ("ismcts:5:v5", "validation must be an int from 0 to simulations - 1 = 4"),
+        ("ismcts:5:random:v2", "validation checks the baseline's move"),
+    ],
 )
-def test_a_bad_spec_says_what_is_accepted(text):
-    with pytest.raises(AgentSpecError, match="ismcts:N:random"):
+def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, wrong):
+    with pytest.raises(AgentSpecError, match=re.escape(wrong)) as err:
         parse_spec(text)
+    assert "ismcts:N[:ROLLOUT][:hK][:mX][:vK]" in str(err.value) or "baseline rollouts only" in str(err.value)
+    assert "ismcts:N[:random][:hK][:mX][:vK]" in str(err.value)  # the list of every accepted agent kind
 
 
 def test_an_agent_asked_about_another_env_refuses():
@@ -106,6 +152,31 @@ def test_the_same_seed_gives_the_same_search(rollout):
     assert sum(v for v, _ in first.last_search.values()) == 12
 
 
+def _moves_of_a_game(game: str, spec: str, seed: int) -> list[int]:
+    """Every action of one game between an ISMCTS agent (seat 0) and the baseline, from fresh objects."""
+    env = envs.make(game, num_players=players(game))
+    env.reset(seed=seed)
+    seats = [make_agent(spec, env, seed=seed + 1)] + [
+        envs.env_module(game).BaselineAgent(env.options) for _ in range(players(game) - 1)
+    ]
+    moves = []
+    while not env.game.over:
+        obs = env.observe(env.agent_selection)
+        moves.append(seats[env.game.current_player].act(obs["observation"], obs["action_mask"]))
+        env.step(moves[-1])
+    return moves
+
+
+@pytest.mark.parametrize(
+    ("game", "spec"), [("murder_she_crows_v0", "ismcts:12"), ("chicken_v0", "ismcts:12:m0:h4")]
+)
+def test_two_runs_of_a_whole_game_make_the_same_moves(game, spec):
+    """Baseline rollouts with a horizon and leaf, from the same seed: the same game, move for move."""
+    first = _moves_of_a_game(game, spec, seed=6)
+    assert first == _moves_of_a_game(game, spec, seed=6)
+    assert len(first) > 10
+
+
 def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
     env = position("murder_she_crows_v0", seed=3, steps=9)
     obs = env.observe(env.agent_selection)
@@ -123,6 +194,26 @@ def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
     assert most_visited != own  # the search alone would overrule the baseline here ...
     assert moves[0.0] == most_visited
     assert moves[1e9] == own  # ... but not by an unreachable margin
+
+
+def test_validation_tests_the_searchs_choice_on_deals_the_search_never_saw():
+    env = position("murder_she_crows_v0", seed=3, steps=9)  # the position above: the search overrules
+    obs = env.observe(env.agent_selection)
+    own = (
+        envs.env_module("murder_she_crows_v0")
+        .BaselineAgent(env.options)
+        .act(obs["observation"], obs["action_mask"])
+    )
+    agent = ISMCTSAgent(env, ISMCTSSettings(40, margin=0.0, validation=10), seed=3)
+    calls = []
+    agent._validated = lambda *args: calls.append(args) or ISMCTSAgent._validated(agent, *args)
+    move = decide(agent, env)
+    ((_, _, _, best, first, budget),) = calls
+    assert (first, budget) == (own, 10) and best != own and move in (best, own)
+    assert sum(v for v, _ in agent.last_search.values()) == 40  # 30 to search, 5 fresh deals for each move
+    searched = max(len(o) for o in agent._outcomes.values()) - 5  # the most deals any move saw before
+    assert len(agent._deals) == searched + 5  # the five validation deals are new ones
+    assert decide(ISMCTSAgent(env, ISMCTSSettings(40, margin=1e9, validation=10), seed=3), env) == own
 
 
 def test_an_evaluation_with_ismcts_is_the_same_at_any_worker_count(tmp_path):
