@@ -29,6 +29,7 @@ import json
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -413,6 +414,20 @@ def _refusal(path: Path, number: int, config: EvalConfig) -> ResumeError:
     )
 
 
+@contextlib.contextmanager
+def _second_ctrl_c_ignored(active: bool) -> Iterator[None]:
+    """While `active` (and in the main thread), ignore Ctrl-C: a second one must not cut short the
+    clean-up and count of the first; the previous handler is back afterwards."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dict]:
     """Rows already played, by key; a partly written last line (an interrupted write) is cut off.
 
@@ -475,6 +490,7 @@ def run_games(
     except OSError as exc:
         raise OutputError(path, exc) from exc
     games = play_games(config, todo, workers)
+    interrupted = False
     try:
         for row in games:
             try:
@@ -489,13 +505,18 @@ def run_games(
             if on_row is not None:
                 on_row(row)
     except KeyboardInterrupt:
-        raise EvalInterrupted(path, sum(1 for t in tasks if t.key in done), len(tasks)) from None
+        interrupted = True
     finally:
-        games.close()  # stops the worker pool now, not when the generator is collected
-        with contextlib.suppress(OSError):  # every row was flushed as it was written
-            f.close()
-        if bar is not None:
-            bar.close()
+        with _second_ctrl_c_ignored(interrupted):
+            games.close()  # stops the worker pool now, not when the generator is collected
+            with contextlib.suppress(OSError):  # every row was flushed as it was written
+                f.close()
+            if bar is not None:
+                bar.close()
+            # Count what the file holds: Ctrl-C may land between a row's write and its bookkeeping.
+            saved = read_games(path, config) if interrupted else done
+    if interrupted:
+        raise EvalInterrupted(path, sum(1 for t in tasks if t.key in saved), len(tasks))
     rows = [done[t.key] for t in tasks]
     counts = {
         "planned": len(tasks),

@@ -1,5 +1,7 @@
-"""Suite-wide guard: the tests must exercise this checkout's code, not another installed copy."""
+"""Suite-wide set-up: the tests must exercise this checkout's code, not another installed copy, and
+the programs they start must hear Ctrl-C."""
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -17,3 +19,13 @@ def pytest_configure(config):
             "install this checkout (pip install -e .) or put a folder holding fowlplay/envs -> envs "
             "first on PYTHONPATH"
         )
+
+
+def pytest_sessionstart(session):
+    """Let the programs the tests start receive SIGINT, even when the suite itself ignores it.
+
+    A shell without job control starts a background command (`make test &`) with SIGINT ignored, and
+    an ignored signal stays ignored across exec: Python would then never raise KeyboardInterrupt in
+    the Ctrl-C tests' subprocesses. A handled signal is reset to the default at exec instead."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
