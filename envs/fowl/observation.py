@@ -86,8 +86,6 @@ class FowlObserver(Observer):
         self._slots = pile_slots(options)
         self._pile_size = options.deck_size
         self._margin = options.murder_margin
-        #: `pile_order` row of each pile seen so far, by its cards (piles change one card a turn).
-        self._pile_rows: dict[tuple[int, ...], np.ndarray] = {}
         # A grid cell's features as one opaque item (a row of the table), so that encoding the
         # grids gathers one item per cell instead of one float per feature: about twice as fast.
         row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
@@ -245,7 +243,7 @@ class FowlObserver(Observer):
             if pile:
                 contents[i * k : (i + 1) * k] = counts[seat]
                 tops[i * k + pile[-1]] = 1.0
-                order[i * size : (i + 1) * size] = self._pile_order_row(pile)
+                order[i * size : (i + 1) * size] = self._pile_row(pile)
             for card in game.known[seat]:
                 known[i * k + card] += 1.0
             if game.recorded[seat]:
@@ -414,17 +412,6 @@ class FowlObserver(Observer):
                 contents[card] += 1.0
             found = rows[key] = (contents.tobytes(), self._pile_row(pile).tobytes())
         return found
-
-    def _pile_order_row(self, pile: list[int]) -> np.ndarray:
-        """`_pile_row` through the bounded cache of rows by pile."""
-        rows = self._pile_rows
-        key = tuple(pile)
-        row = rows.get(key)
-        if row is None:
-            if len(rows) >= PILE_ROWS_KEPT:
-                rows.clear()
-            row = rows[key] = self._pile_row(pile)
-        return row
 
     def _pile_row(self, pile: list[int]) -> np.ndarray:
         """One pile's `pile_order` entries: 1 / depth in each card's slot."""
