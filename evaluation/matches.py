@@ -513,10 +513,10 @@ def run_games(
                 f.close()
             if bar is not None:
                 bar.close()
-            # Count what the file holds: Ctrl-C may land between a row's write and its bookkeeping.
-            saved = read_games(path, config) if interrupted else done
-    if interrupted:
-        raise EvalInterrupted(path, sum(1 for t in tasks if t.key in saved), len(tasks))
+            if interrupted:
+                # Count what the file holds: Ctrl-C may land between a row's write and its bookkeeping.
+                saved = read_games(path, config)
+                raise EvalInterrupted(path, sum(1 for t in tasks if t.key in saved), len(tasks))
     rows = [done[t.key] for t in tasks]
     counts = {
         "planned": len(tasks),
