@@ -416,7 +416,28 @@ def resume(
             stacklevel=2,
         )
         setattr(getattr(config, section), name, real)
+    _warn_stretched_schedule(run_dir, config)
     return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose, pool_factory=pool_factory)
+
+
+def _warn_stretched_schedule(run_dir: Path, config: TrainConfig) -> None:
+    """Warn when a resume changes the budget that a decaying schedule of the run spans."""
+    started = read_run_config(run_dir).total_timesteps
+    if config.total_timesteps == started:
+        return
+    if config.trainer == "dqn":
+        schedule = f"DQN's exploration (epsilon over {config.dqn.exploration_fraction:g} of the budget)"
+    elif config.ppo.lr_schedule == "linear":
+        schedule = "the linear learning-rate schedule"
+    else:
+        return  # a constant rate spans no budget
+    warnings.warn(
+        f"--resume {run_dir} with total_timesteps {config.total_timesteps:,} (it was {started:,}): "
+        f"{schedule} is rebuilt over the new total from where the run stands, so this run differs "
+        f"from one started with {config.total_timesteps:,} (docs/training.md)",
+        CheckpointWarning,
+        stacklevel=3,  # the caller of `resume`
+    )
 
 
 def _run(

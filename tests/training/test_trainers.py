@@ -79,6 +79,30 @@ def test_a_dqn_run_resumes_and_keeps_its_trainer(tmp_path):
     assert isinstance(model, MaskedDQN) and metadata["kind"] == "final" and result.timesteps >= 320
 
 
+def test_a_resume_that_changes_the_budget_warns_when_a_schedule_spans_it(tmp_path):
+    import warnings
+
+    from fowlplay.training.checkpoint import CheckpointWarning
+
+    def resume_warnings(run, overrides):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            resume(run, overrides, verbose=False)
+        return [str(w.message) for w in caught if issubclass(w.category, CheckpointWarning)]
+
+    dqn_run = train(tiny(tmp_path, "dqn"), verbose=False).run_dir
+    (message,) = resume_warnings(dqn_run, {"total_timesteps": 320})
+    assert "total_timesteps 320 (it was 256)" in message and "exploration" in message
+    linear = tiny(tmp_path, "ppo", ppo={**TINY["ppo"], "lr_schedule": "linear"})
+    linear_run = train(linear, verbose=False).run_dir
+    (message,) = resume_warnings(linear_run, {"total_timesteps": 384})
+    assert "linear learning-rate schedule" in message and "(it was 256)" in message
+    # The same budget again, or a constant rate, spans nothing: no warning.
+    assert resume_warnings(linear_run, {"total_timesteps": 384}) == []
+    constant_run = train(tiny(tmp_path / "c", "ppo"), verbose=False).run_dir
+    assert resume_warnings(constant_run, {"total_timesteps": 384}) == []
+
+
 def test_a_resumed_dqn_refills_its_replay_buffer_before_it_updates(tmp_path):
     # The buffer is not saved: for learning_starts (64) decisions after each resume, nothing is
     # learned from the few transitions it holds; after them, an update every 2 decisions as before.
