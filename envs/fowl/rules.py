@@ -412,7 +412,7 @@ class FowlGame(Game):
         elif added:
             # Birds only added since: every old route still stands, a new one passes a new bird.
             for cell in added:
-                cached = max(cached, self._best_through(player, cell, ()))
+                cached = max(cached, self._best_through(player, cell, (), cached))
         added.clear()
         self._scores[player] = cached
         return cached
@@ -428,13 +428,13 @@ class FowlGame(Game):
             cached = best_route(birds, self.options.min_route, self.recorded[player])[0]
         elif added:
             for cell in added:
-                cached = max(cached, self._best_through(player, cell, self.recorded[player]))
+                cached = max(cached, self._best_through(player, cell, self.recorded[player], cached))
         added.clear()
         self._clear_scores[player] = cached
         return cached
 
-    def _best_through(self, player: int, cell: int, barred: Iterable[int]) -> int:
-        """The best points of a route through the bird on `cell` (as `best_route` scores routes; 0 if none).
+    def _best_through(self, player: int, cell: int, barred: Iterable[int], floor: int = 0) -> int:
+        """The best points of a route through the bird on `cell` (as `best_route` scores them), or `floor` if more.
 
         A route through it is a path down the values from it to the first bird, joined to a path up
         the values from it to the last: every pair of such paths whose ends share a type not
@@ -442,6 +442,12 @@ class FowlGame(Game):
         """
         cards = self.grid_lists[player]
         top, first_wile, neighbours = self._value_base, self._first_wile, self._neighbours
+        # Most new birds lie on no route long enough to score, or to beat `floor` (the score so
+        # far): the longest chains down and up from the bird bound every route through it.
+        longest = self._chain(cards, cell, False) + self._chain(cards, cell, True) - 1
+        min_length = self.options.min_route
+        if longest < min_length or 2 * longest <= floor:
+            return floor
         types = self.options.types
 
         def paths(up: bool) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -462,10 +468,10 @@ class FowlGame(Game):
             walk(cell, 1)
             return out
 
-        min_length, barred = self.options.min_route, set(barred)
+        barred = set(barred)
         here = cards[cell] // top
         ups = paths(up=True)
-        best = 0
+        best = floor
         for first, down_length, down_counts in paths(up=False):
             if first in barred:
                 continue
@@ -476,6 +482,17 @@ class FowlGame(Game):
                 majority = max(a + b - (t == here) for t, (a, b) in enumerate(zip(down_counts, up_counts)))
                 best = max(best, 2 * length if 2 * majority > length else length)
         return best
+
+    def _chain(self, cards: list[int], cell: int, up: bool) -> int:
+        """Birds in the longest chain from the bird on `cell` through neighbours of rising (up) or falling values."""
+        top, first_wile = self._value_base, self._first_wile
+        value = cards[cell] % top
+        longest = 0
+        for nb in self._neighbours[cell]:
+            card = cards[nb]
+            if 0 <= card < first_wile and ((card % top > value) if up else (card % top < value)):
+                longest = max(longest, self._chain(cards, nb, up))
+        return longest + 1
 
     def arrested(self, player: int) -> bool:
         """True if every best route of the player starts and ends with a type recorded against them.

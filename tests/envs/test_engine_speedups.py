@@ -40,7 +40,7 @@ def test_fowl_scores_kept_up_to_date_match_a_full_search(n):
 
 def test_a_route_search_that_misses_new_routes_is_caught(monkeypatch):
     """A broken twin: if the search through a new bird finds nothing, the cached scores go stale."""
-    monkeypatch.setattr(FowlGame, "_best_through", lambda self, player, cell, barred: 0)
+    monkeypatch.setattr(FowlGame, "_best_through", lambda self, player, cell, barred, floor=0: 0)
     assert score_mismatches(2, games=6) > 0
 
 
