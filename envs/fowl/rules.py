@@ -27,6 +27,8 @@ from fowlplay.envs.core.game import copy_rng
 PLAYER_COUNTS = range(2, 5)
 #: The six bird types of the published deck; a game uses the first `num_types` of them.
 TYPE_NAMES = ("Birbles", "Grushes", "Piptits", "Runceys", "Thrums", "Wardlurs")
+#: The mask's dtype, passed positionally: numpy's keyword parsing costs more than the call itself.
+_INT8 = np.dtype(np.int8)
 #: A grid cell with no card (as an index it picks the all-zero last row of a lookup table).
 EMPTY = -1
 
@@ -648,7 +650,7 @@ class FowlGame(Game):
                 else:
                     for c in self.bird_cells[q]:
                         mask[start + c] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+        return np.frombuffer(mask, _INT8)
 
     def apply(self, action: int) -> None:
         """Apply one decision of the acting player and everything it sets off."""
