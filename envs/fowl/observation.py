@@ -325,17 +325,20 @@ class FowlObserver(Observer):
         # Grids, and the pieces the grids and the murders decide (scores, records, seat status).
         grids = game.grids.tobytes()
         alive = game.alive
-        if (
-            grids != state.grids
-            or alive != state.alive
+        seated = (
+            alive != state.alive
             or game.murdered != state.murdered
             or game.caught != state.caught
             or game.recorded != state.recorded
-        ):
-            if grids != state.grids:
-                self._write_grids(game, player, state, grids)
+        )
+        if seated:  # a murder: rare
             state.alive, state.murdered, state.caught = list(alive), list(game.murdered), list(game.caught)
             state.recorded = [set(marks) for marks in game.recorded]
+            self._write_seats(game, player, mem)
+        if grids != state.grids:
+            self._write_grids(game, player, state, grids)
+            self._write_table(game, player, mem)
+        elif seated:
             self._write_table(game, player, mem)
         piles, raw = game.piles, self._bytes[player]
         murder = self._murder
@@ -399,24 +402,29 @@ class FowlObserver(Observer):
                 return
         self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
 
+    def _write_seats(self, game: FowlGame, player: int, mem: memoryview) -> None:
+        """The pieces only a murder changes: each seat's status and the types recorded against it."""
+        at, types = self._at, self._types
+        for i, seat in enumerate(self._seat_lists[player]):
+            mem[at.playing + i] = game.alive[seat]
+            mem[at.murdered + i] = game.murdered[seat]
+            mem[at.caught + i] = game.caught[seat]
+            marks = game.recorded[seat]
+            start = at.recorded_types + i * types
+            for t in range(types):
+                mem[start + t] = t in marks
+
     def _write_table(self, game: FowlGame, player: int, mem: memoryview) -> None:
-        """Every entry of the pieces the grids and murders decide: seat status, records, scores, checks."""
-        at, types, margin = self._at, self._types, self._margin
+        """Every entry of the pieces the grids and the seats decide: scores, arrests, murder checks, wiles."""
+        at, margin = self._at, self._margin
         seats = self._seat_lists[player]
         alive, recorded = game.alive, game.recorded
         scores = [game.score(seat) for seat in seats]
         escalated = game.escalated
         me_alive = alive[player]
         for i, seat in enumerate(seats):
-            mem[at.playing + i] = alive[seat]
-            mem[at.murdered + i] = game.murdered[seat]
-            mem[at.caught + i] = game.caught[seat]
             mem[at.scores + i] = scores[i] * self._score_scale
-            marks = recorded[seat]
-            start = at.recorded_types + i * types
-            for t in range(types):
-                mem[start + t] = t in marks
-            mem[at.arrested + i] = game.arrested(seat) if marks else 0.0
+            mem[at.arrested + i] = game.arrested(seat) if recorded[seat] else 0.0
             # game.murder_succeeds, with the scores and Escalation read once
             if i and me_alive and alive[seat]:
                 mem[at.murder_checks + i] = escalated or scores[i] >= scores[0] + margin

@@ -560,15 +560,14 @@ class FowlGame(Game):
 
     def _end_turn(self) -> None:
         self.pending_card = self.pending_cell = EMPTY
-        living = [p for p in range(self.num_players) if self.alive[p]]
-        if len(living) == 1:
-            self.log.append(f"only player_{living[0]} is still playing: the game ends")
+        alive, n = self.alive, self.num_players
+        if alive.count(True) == 1:
+            self.log.append(f"only player_{alive.index(True)} is still playing: the game ends")
             self._terminal = True
             return
-        n = self.num_players
-        nxt = next(
-            (self.to_act + step) % n for step in range(1, n + 1) if self.alive[(self.to_act + step) % n]
-        )
+        nxt = (self.to_act + 1) % n
+        while not alive[nxt]:
+            nxt = (nxt + 1) % n
         self.turn += 1
         self._start_turn(nxt)
 
@@ -596,9 +595,17 @@ class FowlGame(Game):
             return has_bird
         return has_bird and bool(self.frontier[player])
 
+    def _any_playable(self, player: int) -> bool:
+        """True if the player holds a card they can play now."""
+        hand = self.hands[player]
+        # A bird is playable wherever the player's grid has room: the usual case, checked first.
+        if hand and min(hand) < self._first_wile and self.frontier[player]:
+            return True
+        return any(self._playable(player, card) for card in set(hand))
+
     def _after_discard(self) -> None:
         player = self.to_act
-        if any(self._playable(player, card) for card in set(self.hands[player])):
+        if self._any_playable(player):
             self.stage = _Decision.PLAY
         else:
             # house: the player shows their hand to prove nothing can be played
@@ -628,9 +635,10 @@ class FowlGame(Game):
             for card in self.hands[me]:
                 mask[start + card] = 1
         elif stage == _Decision.PLAY:
-            start = b["play"]
+            start, first_wile, room = b["play"], self._first_wile, bool(self.frontier[me])
             for card in set(self.hands[me]):
-                if self._playable(me, card):
+                # A bird needs room in my grid (`_playable`, inlined for the common card).
+                if room if card < first_wile else self._playable(me, card):
                     mask[start + card] = 1
         elif stage == _Decision.PLACE_BIRD or stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
             start = b["own_cell"]

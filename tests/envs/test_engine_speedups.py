@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fowlplay import envs
 from fowlplay.envs.core.testing import random_legal
-from fowlplay.envs.fowl.rules import FowlGame, best_route
+from fowlplay.envs.fowl.rules import Decision, FowlGame, best_route
 from fowlplay.envs.murray import rules as murray
 
 
@@ -155,3 +155,45 @@ def test_a_grid_write_that_skips_the_lists_is_caught(monkeypatch):
 
     monkeypatch.setattr(FowlGame, "_place", place)
     assert grid_list_mismatches(2, games=1) > 0
+
+
+def playable_mismatches(num_players: int, games: int, seed: int = 0, **options) -> int:
+    """Masked random Fowl games; at every decision compare the fast playability checks with `_playable` card by card."""
+    env = envs.make("murder_most_fowl_v0", num_players=num_players, **options)
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        while not env.game.over:
+            game: FowlGame = env.game
+            for p in range(num_players):
+                if game.alive[p]:
+                    wrong += game._any_playable(p) != any(game._playable(p, c) for c in game.hands[p])
+            if game.stage == Decision.PLAY:
+                me, start = game.to_act, game._blocks["play"]
+                legal = (np.flatnonzero(game.legal_mask()) - start).tolist()
+                wrong += legal != sorted({c for c in game.hands[me] if game._playable(me, c)})
+            if wrong:  # a wrong check may leave a decision with no legal action: stop here
+                return wrong
+            env.step(random_legal(env.observe(env.agent_selection)["action_mask"], rng))
+    return wrong
+
+
+#: Small grids fill up, so that birds become unplayable: the case the fast checks must not miss.
+PLAYABLE_CASES = [(2, {}), (4, {}), (2, {"grid_size": 3}), (3, {"grid_size": 3})]
+
+
+@pytest.mark.parametrize(("n", "options"), PLAYABLE_CASES)
+def test_fowl_fast_playability_checks_match_playable(n, options):
+    assert playable_mismatches(n, games=4, **options) == 0
+
+
+def test_a_playability_check_that_forgets_a_full_grid_is_caught(monkeypatch):
+    """A broken twin: a bird in hand is taken as playable even when the grid has no room left."""
+    original = FowlGame._any_playable
+    monkeypatch.setattr(
+        FowlGame,
+        "_any_playable",
+        lambda self, player: min(self.hands[player]) < self._first_wile or original(self, player),
+    )
+    assert playable_mismatches(2, games=4, grid_size=3) > 0

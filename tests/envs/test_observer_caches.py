@@ -242,3 +242,18 @@ def test_fowl_murder_whereabouts_never_rewritten_is_caught(monkeypatch):
     monkeypatch.setattr(module._SeatState, "where", never_written, raising=False)
     env = envs.make("murder_most_fowl_v0")
     assert mismatches(env, type(env.observer)(env.observer.options), games=2) > 0
+
+
+def test_fowl_seat_pieces_never_rewritten_are_caught(monkeypatch):
+    """A broken twin: the seat status and recorded types are written once per seat, never after a murder."""
+    env = envs.make("murder_most_fowl_v0", num_players=3)  # its third game has a murder that records types
+    observer = type(env.observer)(env.observer.options)
+    original, built = observer._write_seats, set()
+
+    def once(game, player, memory):
+        if player not in built:
+            built.add(player)
+            original(game, player, memory)
+
+    monkeypatch.setattr(observer, "_write_seats", once)
+    assert mismatches(env, observer, games=GAMES) > 0
