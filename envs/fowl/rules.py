@@ -180,7 +180,12 @@ class FowlOptions:
 
 def action_layout(options: FowlOptions) -> ActionLayout:
     """The named action blocks; seats in actions are relative (0 = the acting player, 1 = their left)."""
-    n, k, c = options.num_players, options.num_kinds, options.cells
+    return _action_layout(options.num_players, options.num_kinds, options.cells)
+
+
+@cache
+def _action_layout(n: int, k: int, c: int) -> ActionLayout:
+    """`action_layout` for n players, k card ids and c cells (built once: every game of an env shares it)."""
     return ActionLayout(
         [
             ("draw_deck", 1, "draw the top card of the deck"),
@@ -343,7 +348,7 @@ class FowlGame(Game):
         self.grid_lists: list[list[int]] = self.grids.tolist()
         for p in range(n):
             row = self.grid_lists[p]
-            taken = [c for c, card in enumerate(row) if card != EMPTY]
+            taken = (self.grids[p] != EMPTY).nonzero()[0].tolist()
             self.placed[p] = len(taken)
             self.bird_cells.append({c for c in taken if row[c] < self._first_wile})
             for c in taken:
@@ -527,15 +532,19 @@ class FowlGame(Game):
             if grid[nb] == EMPTY:
                 frontier.add(nb)
         if card < self._first_wile:
-            self.bird_cells[player].add(cell)
-            # A bird added breaks no route: the scores are brought up to date from this cell.
-            if self._scores[player] is not None:
-                self._score_added[player].append(cell)
-            if self._clear_scores[player] is not None:
-                self._clear_added[player].append(cell)
+            self._bird_added(player, cell)
         else:
             self.wiles_in_grids[card - self._first_wile] += 1
             # A wile on an empty cell breaks no existing route: the score stays valid.
+
+    def _bird_added(self, player: int, cell: int) -> None:
+        """Note a bird that now lies on `cell` where there was none (an empty cell, or a wile)."""
+        self.bird_cells[player].add(cell)
+        # A bird added breaks no route: the scores are brought up to date from this cell.
+        if self._scores[player] is not None:
+            self._score_added[player].append(cell)
+        if self._clear_scores[player] is not None:
+            self._clear_added[player].append(cell)
 
     def _take_from_hand(self, player: int, card: int) -> None:
         self.hands[player].remove(card)
@@ -750,8 +759,7 @@ class FowlGame(Game):
             # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
             self.grids[me, own] = self.grid_lists[me][own] = bird
-            self.bird_cells[me].add(own)
-            self._scores[me] = self._clear_scores[me] = None
+            self._bird_added(me, own)  # where my Swap wile lay: no route of mine is broken
             self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
 
     def murder_succeeds(self, murderer: int, victim: int) -> bool:
