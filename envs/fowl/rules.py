@@ -546,6 +546,19 @@ class FowlGame(Game):
         if self._clear_scores[player] is not None:
             self._clear_added[player].append(cell)
 
+    def _bird_removed(self, player: int, cell: int) -> None:
+        """Note the bird taken off `cell` (a wile lies there now)."""
+        self.bird_cells[player].discard(cell)
+        # A bird removed only breaks routes: a grid without a route (score 0) still has none, and
+        # the birds added since it was scored, this one aside, bring it up to date as before.
+        # Any other score is searched again.
+        for cached, added in ((self._scores, self._score_added), (self._clear_scores, self._clear_added)):
+            if cached[player] == 0:
+                if cell in added[player]:
+                    added[player].remove(cell)
+            else:
+                cached[player] = None
+
     def _take_from_hand(self, player: int, card: int) -> None:
         self.hands[player].remove(card)
         known = self.known[player]
@@ -748,8 +761,7 @@ class FowlGame(Game):
             return
         bird = self.grid_lists[victim][cell]
         self.grids[victim, cell] = self.grid_lists[victim][cell] = card
-        self.bird_cells[victim].discard(cell)
-        self._scores[victim] = self._clear_scores[victim] = None
+        self._bird_removed(victim, cell)
         if self.stage == _Decision.DISCARD_TARGET:
             self.wiles_in_grids[_Wile.DISCARD] += 1
             self.piles[victim].append(bird)
