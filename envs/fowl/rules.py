@@ -660,7 +660,8 @@ class FowlGame(Game):
             start, first_wile, room = b["play"], self._first_wile, bool(self.frontier[me])
             for card in set(self.hands[me]):
                 # A bird needs room in my grid (`_playable`, inlined for the common card).
-                if room if card < first_wile else self._playable(me, card):
+                playable = room if card < first_wile else self._playable(me, card)
+                if playable:
                     mask[start + card] = 1
         elif stage == _Decision.PLACE_BIRD or stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
             start = b["own_cell"]
