@@ -54,6 +54,11 @@ def pile_slots(options: FowlOptions) -> list[int]:
 #: Distinct piles whose `pile_order` rows an observer remembers (a pure cache).
 PILE_ROWS_KEPT = 50_000
 
+_INT16 = np.dtype(np.int16)
+
+#: Changed grid cells up to which `encode` rewrites cell by cell (more: the whole grids piece).
+_CELLS_REWRITTEN = 16
+
 #: Where a Murder card can be, as the observer knows it (the `murder_whereabouts` piece).
 MURDER_PLACES = (
     "my hand",
@@ -91,6 +96,10 @@ class FowlObserver(Observer):
         row = np.dtype((np.void, self.table.shape[1] * self.table.itemsize))
         self._cell_items = np.ascontiguousarray(self.table).view(row).ravel()
         self._grid_items = self._parts.grids.view(row)
+        #: The same rows as bytes, by card id (EMPTY = -1 reads the last, all-zero row).
+        self._cell_bytes = [item.tobytes() for item in self._cell_items]
+        self._cell_bytes_width = row.itemsize
+        self._grids_byte = self.offsets["grids"].start * self._buffer.itemsize
         # `encode` keeps each seat's vector between calls and rewrites a piece only when what it was
         # built from changed (grids change about once a turn, observations every decision);
         # `_seen_state[seat]` holds copies of those inputs, never the live lists.
@@ -316,18 +325,20 @@ class FowlObserver(Observer):
         # Grids, and the pieces the grids and the murders decide (scores, records, seat status).
         grids = game.grids.tobytes()
         alive = game.alive
-        if (
-            grids != state.grids
-            or alive != state.alive
+        seated = (
+            alive != state.alive
             or game.murdered != state.murdered
             or game.caught != state.caught
             or game.recorded != state.recorded
-        ):
-            if grids != state.grids:
-                state.grids = grids
-                self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+        )
+        if seated:  # a murder: rare
             state.alive, state.murdered, state.caught = list(alive), list(game.murdered), list(game.caught)
             state.recorded = [set(marks) for marks in game.recorded]
+            self._write_seats(game, player, mem)
+        if grids != state.grids:
+            self._write_grids(game, player, state, grids)
+            self._write_table(game, player, mem)
+        elif seated:
             self._write_table(game, player, mem)
         piles, raw = game.piles, self._bytes[player]
         murder = self._murder
@@ -362,32 +373,58 @@ class FowlObserver(Observer):
                 state.known[i] = list(seen)
             mem[at.hand_sizes + i] = len(hands[seat]) * 0.25
         mem[at.deck_size] = len(game.deck) * self._deck_scale
-        # murder_whereabouts, as `fill` counts it
-        mine, played = hand.count(murder), game.wiles_in_grids[_Wile.MURDER]
-        scale, where = self._murder_scale, at.murder_whereabouts
-        mem[where], mem[where + 1], mem[where + 2] = mine * scale, on_top * scale, lower * scale
-        mem[where + 3], mem[where + 4] = seen_murders * scale, played * scale
-        mem[where + 5] = (game.options.murder_wiles - mine - on_top - lower - seen_murders - played) * scale
+        # murder_whereabouts, as `fill` counts it; written only when a Murder card moved
+        where = (hand.count(murder), on_top, lower, seen_murders, game.wiles_in_grids[_Wile.MURDER])
+        if where != state.where:
+            state.where = where
+            scale, start = self._murder_scale, at.murder_whereabouts
+            for i, count in enumerate(where):
+                mem[start + i] = count * scale
+            mem[start + 5] = (game.options.murder_wiles - sum(where)) * scale
         return self._vectors[player].copy()
 
+    def _write_grids(self, game: FowlGame, player: int, state: _SeatState, grids: bytes) -> None:
+        """The grids piece of `player`'s vector from `game.grids` (whose bytes are `grids`)."""
+        now = np.frombuffer(grids, _INT16)  # positional: numpy's keyword parsing costs more than the call
+        before, state.grids, state.grid_cells = state.grid_cells, grids, now
+        if before is not None:
+            # A turn changes a cell or two: rewrite those cells only, unless many changed (a
+            # clone, or a re-deal, may bring a different table).
+            changed = (now != before).nonzero()[0].tolist()
+            if len(changed) <= _CELLS_REWRITTEN:
+                raw, cells, n = self._bytes[player], self.options.cells, self._n
+                start, width, rows = self._grids_byte, self._cell_bytes_width, self._cell_bytes
+                lists = game.grid_lists
+                for flat in changed:
+                    seat, cell = divmod(flat, cells)
+                    at = start + (((seat - player) % n) * cells + cell) * width
+                    raw[at : at + width] = rows[lists[seat][cell]]
+                return
+        self._vector_grid_items[player][:] = self._cell_items[game.grids[self._seats[player]].ravel()]
+
+    def _write_seats(self, game: FowlGame, player: int, mem: memoryview) -> None:
+        """The pieces only a murder changes: each seat's status and the types recorded against it."""
+        at, types = self._at, self._types
+        for i, seat in enumerate(self._seat_lists[player]):
+            mem[at.playing + i] = game.alive[seat]
+            mem[at.murdered + i] = game.murdered[seat]
+            mem[at.caught + i] = game.caught[seat]
+            marks = game.recorded[seat]
+            start = at.recorded_types + i * types
+            for t in range(types):
+                mem[start + t] = t in marks
+
     def _write_table(self, game: FowlGame, player: int, mem: memoryview) -> None:
-        """Every entry of the pieces the grids and murders decide: seat status, records, scores, checks."""
-        at, types, margin = self._at, self._types, self._margin
+        """Every entry of the pieces the grids and the seats decide: scores, arrests, murder checks, wiles."""
+        at, margin = self._at, self._margin
         seats = self._seat_lists[player]
         alive, recorded = game.alive, game.recorded
         scores = [game.score(seat) for seat in seats]
         escalated = game.escalated
         me_alive = alive[player]
         for i, seat in enumerate(seats):
-            mem[at.playing + i] = alive[seat]
-            mem[at.murdered + i] = game.murdered[seat]
-            mem[at.caught + i] = game.caught[seat]
             mem[at.scores + i] = scores[i] * self._score_scale
-            marks = recorded[seat]
-            start = at.recorded_types + i * types
-            for t in range(types):
-                mem[start + t] = t in marks
-            mem[at.arrested + i] = game.arrested(seat) if marks else 0.0
+            mem[at.arrested + i] = game.arrested(seat) if recorded[seat] else 0.0
             # game.murder_succeeds, with the scores and Escalation read once
             if i and me_alive and alive[seat]:
                 mem[at.murder_checks + i] = escalated or scores[i] >= scores[0] + margin
@@ -474,6 +511,7 @@ class _SeatState:
         self.hot: list[int] = []  # the one-hot entries set by the last call
         self.hand: list[int] = []  # the count pieces start all zero: as if built from no cards
         self.grids: bytes | None = None
+        self.grid_cells: np.ndarray | None = None  # `grids` as an array of card ids (a view of it)
         self.alive: list[bool] | None = None
         self.murdered: list[bool] | None = None
         self.caught: list[bool] | None = None
@@ -481,3 +519,4 @@ class _SeatState:
         self.piles: list[list[int] | None] = [None] * n
         self.tops: list[int] = [-1] * n  # the `pile_tops` entry set for each relative seat, or -1
         self.known: list[list[int]] = [[] for _ in range(n)]
+        self.where: tuple[int, ...] | None = None  # the counts murder_whereabouts was written from

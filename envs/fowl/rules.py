@@ -27,6 +27,8 @@ from fowlplay.envs.core.game import copy_rng
 PLAYER_COUNTS = range(2, 5)
 #: The six bird types of the published deck; a game uses the first `num_types` of them.
 TYPE_NAMES = ("Birbles", "Grushes", "Piptits", "Runceys", "Thrums", "Wardlurs")
+#: The mask's dtype, passed positionally: numpy's keyword parsing costs more than the call itself.
+_INT8 = np.dtype(np.int8)
 #: A grid cell with no card (as an index it picks the all-zero last row of a lookup table).
 EMPTY = -1
 
@@ -178,7 +180,12 @@ class FowlOptions:
 
 def action_layout(options: FowlOptions) -> ActionLayout:
     """The named action blocks; seats in actions are relative (0 = the acting player, 1 = their left)."""
-    n, k, c = options.num_players, options.num_kinds, options.cells
+    return _action_layout(options.num_players, options.num_kinds, options.cells)
+
+
+@cache
+def _action_layout(n: int, k: int, c: int) -> ActionLayout:
+    """`action_layout` for n players, k card ids and c cells (built once: every game of an env shares it)."""
     return ActionLayout(
         [
             ("draw_deck", 1, "draw the top card of the deck"),
@@ -341,7 +348,7 @@ class FowlGame(Game):
         self.grid_lists: list[list[int]] = self.grids.tolist()
         for p in range(n):
             row = self.grid_lists[p]
-            taken = [c for c, card in enumerate(row) if card != EMPTY]
+            taken = (self.grids[p] != EMPTY).nonzero()[0].tolist()
             self.placed[p] = len(taken)
             self.bird_cells.append({c for c in taken if row[c] < self._first_wile})
             for c in taken:
@@ -412,7 +419,7 @@ class FowlGame(Game):
         elif added:
             # Birds only added since: every old route still stands, a new one passes a new bird.
             for cell in added:
-                cached = max(cached, self._best_through(player, cell, ()))
+                cached = max(cached, self._best_through(player, cell, (), cached))
         added.clear()
         self._scores[player] = cached
         return cached
@@ -428,13 +435,13 @@ class FowlGame(Game):
             cached = best_route(birds, self.options.min_route, self.recorded[player])[0]
         elif added:
             for cell in added:
-                cached = max(cached, self._best_through(player, cell, self.recorded[player]))
+                cached = max(cached, self._best_through(player, cell, self.recorded[player], cached))
         added.clear()
         self._clear_scores[player] = cached
         return cached
 
-    def _best_through(self, player: int, cell: int, barred: Iterable[int]) -> int:
-        """The best points of a route through the bird on `cell` (as `best_route` scores routes; 0 if none).
+    def _best_through(self, player: int, cell: int, barred: Iterable[int], floor: int = 0) -> int:
+        """The best points of a route through the bird on `cell` (as `best_route` scores them), or `floor` if more.
 
         A route through it is a path down the values from it to the first bird, joined to a path up
         the values from it to the last: every pair of such paths whose ends share a type not
@@ -442,6 +449,12 @@ class FowlGame(Game):
         """
         cards = self.grid_lists[player]
         top, first_wile, neighbours = self._value_base, self._first_wile, self._neighbours
+        # Most new birds lie on no route long enough to score, or to beat `floor` (the score so
+        # far): the longest chains down and up from the bird bound every route through it.
+        longest = self._chain(cards, cell, False) + self._chain(cards, cell, True) - 1
+        min_length = self.options.min_route
+        if longest < min_length or 2 * longest <= floor:
+            return floor
         types = self.options.types
 
         def paths(up: bool) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -462,10 +475,10 @@ class FowlGame(Game):
             walk(cell, 1)
             return out
 
-        min_length, barred = self.options.min_route, set(barred)
+        barred = set(barred)
         here = cards[cell] // top
         ups = paths(up=True)
-        best = 0
+        best = floor
         for first, down_length, down_counts in paths(up=False):
             if first in barred:
                 continue
@@ -476,6 +489,17 @@ class FowlGame(Game):
                 majority = max(a + b - (t == here) for t, (a, b) in enumerate(zip(down_counts, up_counts)))
                 best = max(best, 2 * length if 2 * majority > length else length)
         return best
+
+    def _chain(self, cards: list[int], cell: int, up: bool) -> int:
+        """Birds in the longest chain from the bird on `cell` through neighbours of rising (up) or falling values."""
+        top, first_wile = self._value_base, self._first_wile
+        value = cards[cell] % top
+        longest = 0
+        for nb in self._neighbours[cell]:
+            card = cards[nb]
+            if 0 <= card < first_wile and ((card % top > value) if up else (card % top < value)):
+                longest = max(longest, self._chain(cards, nb, up))
+        return longest + 1
 
     def arrested(self, player: int) -> bool:
         """True if every best route of the player starts and ends with a type recorded against them.
@@ -508,15 +532,32 @@ class FowlGame(Game):
             if grid[nb] == EMPTY:
                 frontier.add(nb)
         if card < self._first_wile:
-            self.bird_cells[player].add(cell)
-            # A bird added breaks no route: the scores are brought up to date from this cell.
-            if self._scores[player] is not None:
-                self._score_added[player].append(cell)
-            if self._clear_scores[player] is not None:
-                self._clear_added[player].append(cell)
+            self._bird_added(player, cell)
         else:
             self.wiles_in_grids[card - self._first_wile] += 1
             # A wile on an empty cell breaks no existing route: the score stays valid.
+
+    def _bird_added(self, player: int, cell: int) -> None:
+        """Note a bird that now lies on `cell` where there was none (an empty cell, or a wile)."""
+        self.bird_cells[player].add(cell)
+        # A bird added breaks no route: the scores are brought up to date from this cell.
+        if self._scores[player] is not None:
+            self._score_added[player].append(cell)
+        if self._clear_scores[player] is not None:
+            self._clear_added[player].append(cell)
+
+    def _bird_removed(self, player: int, cell: int) -> None:
+        """Note the bird taken off `cell` (a wile lies there now)."""
+        self.bird_cells[player].discard(cell)
+        # A bird removed only breaks routes: a grid without a route (score 0) still has none, and
+        # the birds added since it was scored, this one aside, bring it up to date as before.
+        # Any other score is searched again.
+        for cached, added in ((self._scores, self._score_added), (self._clear_scores, self._clear_added)):
+            if cached[player] == 0:
+                if cell in added[player]:
+                    added[player].remove(cell)
+            else:
+                cached[player] = None
 
     def _take_from_hand(self, player: int, card: int) -> None:
         self.hands[player].remove(card)
@@ -541,15 +582,14 @@ class FowlGame(Game):
 
     def _end_turn(self) -> None:
         self.pending_card = self.pending_cell = EMPTY
-        living = [p for p in range(self.num_players) if self.alive[p]]
-        if len(living) == 1:
-            self.log.append(f"only player_{living[0]} is still playing: the game ends")
+        alive, n = self.alive, self.num_players
+        if alive.count(True) == 1:
+            self.log.append(f"only player_{alive.index(True)} is still playing: the game ends")
             self._terminal = True
             return
-        n = self.num_players
-        nxt = next(
-            (self.to_act + step) % n for step in range(1, n + 1) if self.alive[(self.to_act + step) % n]
-        )
+        nxt = (self.to_act + 1) % n
+        while not alive[nxt]:
+            nxt = (nxt + 1) % n
         self.turn += 1
         self._start_turn(nxt)
 
@@ -577,9 +617,17 @@ class FowlGame(Game):
             return has_bird
         return has_bird and bool(self.frontier[player])
 
+    def _any_playable(self, player: int) -> bool:
+        """True if the player holds a card they can play now."""
+        hand = self.hands[player]
+        # A bird is playable wherever the player's grid has room: the usual case, checked first.
+        if hand and min(hand) < self._first_wile and self.frontier[player]:
+            return True
+        return any(self._playable(player, card) for card in set(hand))
+
     def _after_discard(self) -> None:
         player = self.to_act
-        if any(self._playable(player, card) for card in set(self.hands[player])):
+        if self._any_playable(player):
             self.stage = _Decision.PLAY
         else:
             # house: the player shows their hand to prove nothing can be played
@@ -609,9 +657,11 @@ class FowlGame(Game):
             for card in self.hands[me]:
                 mask[start + card] = 1
         elif stage == _Decision.PLAY:
-            start = b["play"]
+            start, first_wile, room = b["play"], self._first_wile, bool(self.frontier[me])
             for card in set(self.hands[me]):
-                if self._playable(me, card):
+                # A bird needs room in my grid (`_playable`, inlined for the common card).
+                playable = room if card < first_wile else self._playable(me, card)
+                if playable:
                     mask[start + card] = 1
         elif stage == _Decision.PLACE_BIRD or stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
             start = b["own_cell"]
@@ -631,7 +681,7 @@ class FowlGame(Game):
                 else:
                     for c in self.bird_cells[q]:
                         mask[start + c] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+        return np.frombuffer(mask, _INT8)
 
     def apply(self, action: int) -> None:
         """Apply one decision of the acting player and everything it sets off."""
@@ -712,8 +762,7 @@ class FowlGame(Game):
             return
         bird = self.grid_lists[victim][cell]
         self.grids[victim, cell] = self.grid_lists[victim][cell] = card
-        self.bird_cells[victim].discard(cell)
-        self._scores[victim] = self._clear_scores[victim] = None
+        self._bird_removed(victim, cell)
         if self.stage == _Decision.DISCARD_TARGET:
             self.wiles_in_grids[_Wile.DISCARD] += 1
             self.piles[victim].append(bird)
@@ -723,8 +772,7 @@ class FowlGame(Game):
             # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
             self.grids[me, own] = self.grid_lists[me][own] = bird
-            self.bird_cells[me].add(own)
-            self._scores[me] = self._clear_scores[me] = None
+            self._bird_added(me, own)  # where my Swap wile lay: no route of mine is broken
             self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
 
     def murder_succeeds(self, murderer: int, victim: int) -> bool:

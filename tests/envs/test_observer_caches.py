@@ -224,3 +224,36 @@ def test_a_fowl_pile_cache_keyed_too_coarsely_is_caught(monkeypatch):
 
     monkeypatch.setattr(observer, "_pile_rows_of", rows_of)
     assert mismatches(env, observer, games=2) > 0
+
+
+def test_fowl_grid_cells_rewritten_one_by_one_are_checked():
+    """A broken twin: the changed grid cells are rewritten as empty cells (the whole-piece rewrite is
+    right), so the cell-by-cell path must be taken, and be compared, for it to be caught."""
+    env = envs.make("murder_most_fowl_v0")
+    observer = type(env.observer)(env.observer.options)
+    observer._cell_bytes = [observer._cell_bytes[-1]] * len(observer._cell_bytes)
+    assert mismatches(env, observer, games=1) > 0
+
+
+def test_fowl_murder_whereabouts_never_rewritten_is_caught(monkeypatch):
+    """A broken twin: the Murder counts always look as written before, so they are never rewritten."""
+    module = importlib.import_module("fowlplay.envs.fowl.observation")
+    never_written = property(lambda self: _Unchanged(), lambda self, value: None)
+    monkeypatch.setattr(module._SeatState, "where", never_written, raising=False)
+    env = envs.make("murder_most_fowl_v0")
+    assert mismatches(env, type(env.observer)(env.observer.options), games=2) > 0
+
+
+def test_fowl_seat_pieces_never_rewritten_are_caught(monkeypatch):
+    """A broken twin: the seat status and recorded types are written once per seat, never after a murder."""
+    env = envs.make("murder_most_fowl_v0", num_players=3)  # its third game has a murder that records types
+    observer = type(env.observer)(env.observer.options)
+    original, built = observer._write_seats, set()
+
+    def once(game, player, memory):
+        if player not in built:
+            built.add(player)
+            original(game, player, memory)
+
+    monkeypatch.setattr(observer, "_write_seats", once)
+    assert mismatches(env, observer, games=GAMES) > 0
