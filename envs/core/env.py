@@ -27,6 +27,8 @@ _LISTED_LEGAL = 12
 #: What `step` does with an illegal action: raise `IllegalActionError` (the default, it finds bugs),
 #: or end the game at once, the offender losing -1 and the others sharing +1 (zero-sum).
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+#: The mask's dtype, passed positionally: numpy's keyword parsing costs more than `frombuffer` itself.
+_INT8 = np.dtype(np.int8)
 
 
 class CardGameEnv(AECEnv):
@@ -211,7 +213,7 @@ class CardGameEnv(AECEnv):
                 mask = game.legal_mask()  # a fresh array: the caller's; the env keeps its bytes
                 self._mask = mask.tobytes()
             else:
-                mask = np.frombuffer(bytearray(self._mask), dtype=np.int8)
+                mask = np.frombuffer(bytearray(self._mask), _INT8)
         else:
             mask = self._no_actions.copy()
         return {"observation": self.observer.encode(game, player), "action_mask": mask}
@@ -263,7 +265,7 @@ class CardGameEnv(AECEnv):
     def _legal_mask(self, game: Game) -> np.ndarray:
         if self._mask is None:
             self._mask = game.legal_mask().tobytes()
-        return np.frombuffer(self._mask, dtype=np.int8)
+        return np.frombuffer(self._mask, _INT8)
 
     def _illegal(self, game: Game, agent: str, action: Any, why: str, mask=None) -> None:
         mask = game.legal_mask() if mask is None else mask
