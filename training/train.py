@@ -388,7 +388,8 @@ def resume(
         # The run may have been moved or copied: it continues where it is now.
         config.out = str(run_dir)
     checkpoint = resolve(run_dir, prefer_best=False)
-    trained_by = read_metadata(checkpoint)["config"].get("trainer", "ppo")
+    trained_with = read_metadata(checkpoint)["config"]
+    trained_by = trained_with.get("trainer", "ppo")
     if config.trainer != trained_by:
         raise ConfigError(
             f"--resume keeps the trainer of {run_dir}: {checkpoint} was trained by {trained_by!r}, so it "
@@ -416,13 +417,12 @@ def resume(
             stacklevel=2,
         )
         setattr(getattr(config, section), name, real)
-    _warn_stretched_schedule(run_dir, config)
+    _warn_stretched_schedule(run_dir, config, trained_with["total_timesteps"])
     return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose, pool_factory=pool_factory)
 
 
-def _warn_stretched_schedule(run_dir: Path, config: TrainConfig) -> None:
-    """Warn when a resume changes the budget that a decaying schedule of the run spans."""
-    started = read_run_config(run_dir).total_timesteps
+def _warn_stretched_schedule(run_dir: Path, config: TrainConfig, started: int) -> None:
+    """Warn when a resume changes the budget (`started`: the checkpoint's) that a decaying schedule spans."""
     if config.total_timesteps == started:
         return
     if config.trainer == "dqn":
