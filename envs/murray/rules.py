@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
-from itertools import combinations_with_replacement
+from itertools import combinations_with_replacement, compress
 from types import SimpleNamespace
 from typing import Any
 
@@ -306,12 +306,16 @@ def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 # Plain-int copies of the constants the legal-mask hot path reads (IntEnum indexing is slower).
 _INSECT_IDS = tuple(range(NUM_INSECTS))
 _HAWK = int(_Card.HAWK)
-_DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
-    int(c) for c in (_Card.DEER_FLY, _Card.FIREFLY, _Card.ROBBER_FLY, _Card.HORNET)
-)
 _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
+_DEER_FLY, _DRAGONFLY, _FIREFLY, _ROBBER_FLY, _PAPER_WASP, _HORNET = _ABILITY_IDS  # `ABILITY_CARDS` order
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
-_TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
+#: The `fly_draw` block's slots: common fly i is card type i, so a hand's first counts pick them.
+_COMMON_SLOTS = tuple(range(len(COMMON_FLIES)))
+assert _COMMON_IDS == _COMMON_SLOTS, "the common flies must be the card types 0, 1, 2, ..."
+#: Per insect type: every insect type of the same value (what may join a swarm holding it).
+_SAME_VALUE = tuple(tuple(int(t) for t in TYPES_OF_VALUE[VALUE[card]]) for card in range(NUM_INSECTS))
+#: The mask's dtype, passed positionally: numpy's keyword parsing costs more than `frombuffer` itself.
+_INT8 = np.dtype(np.int8)
 _MURRAY = int(_Card.MURRAY)
 _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
@@ -340,6 +344,24 @@ def _create_table(types: tuple[int, ...], combos: tuple[tuple[int, tuple[tuple[i
 _CREATE_BY_VALUE = tuple(
     (tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE
 )
+
+
+def _three_digit_table(types: tuple[int, ...], table: tuple) -> tuple[int, int, int, tuple]:
+    """A value's create table read from exactly three counts (capped at 3, base 4).
+
+    A value with two insect types gets the Hawk as a third digit that its table ignores (every
+    Hawk count gives the same entry), so the legal mask computes every key the same way.
+    """
+    if len(types) == 3:
+        return (*types, table)
+    if len(types) != 2:
+        raise AssertionError(f"the create tables expect two or three insect types of a value; got {types}")
+    a, b = types
+    return a, b, _HAWK, tuple(table[key // 4] for key in range(4**3))
+
+
+#: `_CREATE_BY_VALUE` with every table keyed by three counts: (type, type, type, table).
+_CREATE_TABLES = tuple(_three_digit_table(types, table) for types, table in _CREATE_BY_VALUE)
 
 
 class MurrayGame(Game):
@@ -418,6 +440,8 @@ class MurrayGame(Game):
         self._create = layout["create"].start
         self._add = layout["add"].start
         self._ability = layout["ability"].start
+        #: The action id that uses each ability card, by card.
+        self._use = {card: self._ability + i for i, card in enumerate(_ABILITY_IDS)}
         self._swap = layout["swap"].start
         self._fly_draw = layout["fly_draw"].start
         self._pass = layout["pass"].start
@@ -667,9 +691,6 @@ class MurrayGame(Game):
         rel, slot = divmod(index, self.options.max_swarms)
         return self._seat_at(rel), slot
 
-    def _swarm_index(self, owner: int, slot: int) -> int:
-        return ((owner - self.player) % self.num_players) * self.options.max_swarms + slot
-
     def _has_fly_swarm(self) -> bool:
         for swarms in self.swarms:
             for swarm in swarms:
@@ -686,15 +707,17 @@ class MurrayGame(Game):
         if kind == _Decision.TURN:
             self._turn_mask(mask)
         elif kind == _Decision.MURRAY or kind == _Decision.FIREFLY_SWARM:
-            start = self._murray if kind == _Decision.MURRAY else self._swarm
-            for owner, swarms in enumerate(self.swarms):
-                for slot in range(len(swarms)):
-                    mask[start + self._swarm_index(owner, slot)] = 1
+            start, s = self._murray if kind == _Decision.MURRAY else self._swarm, self.options.max_swarms
+            for rel, seat in enumerate(self._seats_from_player()):
+                first = start + rel * s
+                count = len(self.swarms[seat])
+                mask[first : first + count] = b"\x01" * count
         elif kind == _Decision.ROBBER_SWARM:
-            for owner, swarms in enumerate(self.swarms):
-                for slot, swarm in enumerate(swarms):
-                    if any(swarm[t] for t in FLIES):
-                        mask[self._swarm + self._swarm_index(owner, slot)] = 1
+            start, s = self._swarm, self.options.max_swarms
+            for rel, seat in enumerate(self._seats_from_player()):
+                for slot, swarm in enumerate(self.swarms[seat]):
+                    if any(swarm[: _ROBBER_FLY + 1]):  # the flies are the types 0.._ROBBER_FLY
+                        mask[start + rel * s + slot] = 1
         elif kind == _Decision.DEER_FLY or kind == _Decision.HORNET_PLAYER:
             for rel in range(1, self.num_players):
                 if self.hand_sizes[self._seat_at(rel)] >= 2:
@@ -704,28 +727,30 @@ class MurrayGame(Game):
         elif kind == _Decision.FIREFLY_TAKE or kind == _Decision.ROBBER_TAKE:
             owner, slot = self.chosen
             swarm = self.swarms[owner][slot]
-            robber = kind == _Decision.ROBBER_TAKE
-            for t in range(NUM_INSECTS):
-                if swarm[t] and (not robber or t in FLIES):
-                    mask[self._take + t] = 1
+            takeable = swarm[: _ROBBER_FLY + 1] if kind == _Decision.ROBBER_TAKE else swarm
+            for t in compress(_INSECT_IDS, takeable):
+                mask[self._take + t] = 1
         elif kind == _Decision.HORNET_TAKE:
-            hand = self.hands[self.target]
-            for t in range(NUM_INSECTS):
-                if hand[t]:
-                    mask[self._take + t] = 1
+            for t in compress(_INSECT_IDS, self.hands[self.target]):
+                mask[self._take + t] = 1
         else:  # DISCARD
-            hand = self.hands[self.player]
-            for t in range(NUM_INSECTS):
-                if hand[t]:
-                    mask[self._discard + t] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+            for t in compress(_INSECT_IDS, self.hands[self.player]):
+                mask[self._discard + t] = 1
+        return np.frombuffer(mask, _INT8)
+
+    def _seats_from_player(self) -> list[int]:
+        """Every seat in relative order: the current player first, then clockwise."""
+        p = self.player
+        seats = list(range(self.num_players))
+        return seats[p:] + seats[:p]
 
     def _turn_mask(self, mask: bytearray) -> None:
         p = self.player
         hand = self.hands[p]
         size = self.hand_sizes[p]
-        held = [t for t in _INSECT_IDS if hand[t]]
-        if self.may_go_out and hand[_HAWK]:
+        hawk = hand[_HAWK]
+        held = list(compress(_INSECT_IDS, hand))  # the insect types in hand
+        if self.may_go_out and hawk:
             mask[self._go_out] = 1
         if not self.swapped:
             width = len(self.pond)
@@ -739,48 +764,52 @@ class MurrayGame(Game):
             mask[self._end_turn] = 1
             return
         pass_ = self._pass
-        if hand[_HAWK]:
+        if hawk:
             mask[pass_ + _HAWK] = 1
         else:
             for t in held:
                 mask[pass_ + t] = 1
         # Cards this turn may still spend: the last card stays, and a Hawk holder keeps one beside
         # the Hawk, so that it can always pass the Hawk at the end of the turn (seed: "you must").
-        spare = size - 2 if hand[_HAWK] else size - 1
+        spare = size - 2 if hawk else size - 1
         if not spare:
             return
-        if spare >= 3 and len(self.swarms[p]) < self.options.max_swarms:
+        swarms = self.swarms[p]
+        if spare >= 3 and len(swarms) < self.options.max_swarms:
             create = self._create
-            for types, table in _CREATE_BY_VALUE:
-                key = 0
-                for t in types:
-                    count = hand[t]
-                    key = key * 4 + (count if count < 3 else 3)
-                for i in table[key]:
+            for a, b, c, table in _CREATE_TABLES:
+                x, y, z = hand[a], hand[b], hand[c]
+                for i in table[(x if x < 3 else 3) * 16 + (y if y < 3 else 3) * 4 + (z if z < 3 else 3)]:
                     mask[create + i] = 1
-        for slot, swarm in enumerate(self.swarms[p]):
+        for slot, swarm in enumerate(swarms):
             base = self._add + slot * NUM_INSECTS
-            for t in _TYPES_OF_VALUE_IDS[swarm_value(swarm)]:
+            for t in _SAME_VALUE[next(compress(_INSECT_IDS, swarm))]:
                 if hand[t]:
                     mask[base + t] = 1
-        for i, card in enumerate(_ABILITY_IDS):
-            if not hand[card]:
-                continue
-            if card in (_DEER_FLY, _HORNET):
-                ok = any(self.hand_sizes[q] >= 2 for q in range(self.num_players) if q != p)
-            elif card == _FIREFLY:
-                ok = self._has_swarm()
-            elif card == _ROBBER_FLY:
-                ok = self._has_fly_swarm()
-            else:
-                ok = True
-            if ok:
-                mask[self._ability + i] = 1
+        self._ability_mask(mask, hand)
         if not self.fly_drawn:
             fly_draw = self._fly_draw
-            for i, card in enumerate(_COMMON_IDS):
-                if hand[card]:
-                    mask[fly_draw + i] = 1
+            for i in compress(_COMMON_SLOTS, hand):
+                mask[fly_draw + i] = 1
+
+    def _ability_mask(self, mask: bytearray, hand: list[int]) -> None:
+        """The abilities in hand that have something to work on."""
+        use = self._use
+        if hand[_DEER_FLY] or hand[_HORNET]:  # need another player holding two cards or more
+            p, sizes = self.player, self.hand_sizes
+            if max(sizes[:p] + sizes[p + 1 :]) >= 2:
+                if hand[_DEER_FLY]:
+                    mask[use[_DEER_FLY]] = 1
+                if hand[_HORNET]:
+                    mask[use[_HORNET]] = 1
+        if hand[_DRAGONFLY]:
+            mask[use[_DRAGONFLY]] = 1
+        if hand[_FIREFLY] and self._has_swarm():
+            mask[use[_FIREFLY]] = 1
+        if hand[_ROBBER_FLY] and self._has_fly_swarm():
+            mask[use[_ROBBER_FLY]] = 1
+        if hand[_PAPER_WASP]:
+            mask[use[_PAPER_WASP]] = 1
 
     def apply(self, action: int) -> None:
         """Apply a legal action of the current player, then resolve every chance event it starts."""
