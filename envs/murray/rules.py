@@ -779,6 +779,8 @@ class MurrayGame(Game):
             create = self._create
             for a, b, c, table in _CREATE_TABLES:
                 x, y, z = hand[a], hand[b], hand[c]
+                if x + y + z < 3:  # fewer than three cards of this value (z may be the Hawk: only more)
+                    continue
                 for i in table[(x if x < 3 else 3) * 16 + (y if y < 3 else 3) * 4 + (z if z < 3 else 3)]:
                     mask[create + i] = 1
         for slot, swarm in enumerate(swarms):
@@ -796,8 +798,9 @@ class MurrayGame(Game):
         """The abilities in hand that have something to work on."""
         use = self._use
         if hand[_DEER_FLY] or hand[_HORNET]:  # need another player holding two cards or more
-            p, sizes = self.player, self.hand_sizes
-            if max(sizes[:p] + sizes[p + 1 :]) >= 2:
+            sizes = self.hand_sizes
+            # The player holds two or more (it has a card to spare), so a second such seat is needed.
+            if len(sizes) - sizes.count(0) - sizes.count(1) >= 2:
                 if hand[_DEER_FLY]:
                     mask[use[_DEER_FLY]] = 1
                 if hand[_HORNET]:
