@@ -34,6 +34,7 @@ _Card = SimpleNamespace(**Card.__members__)
 #: through its enum class costs several times an attribute read, at every decision.
 _Decision = SimpleNamespace(**Decision.__members__)
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
+_MURRAY_DECISION, _HORNET_TAKE = Decision.MURRAY, Decision.HORNET_TAKE
 
 
 class HawkStatus:
@@ -113,10 +114,11 @@ class MurrayObserver(Observer):
         self._pack_deck = _floats(at["turn_flags"].stop - at["deck_size"].start)
         self._pack_seats = _floats(n)
         self._pack_pile = _floats(PILE_KINDS)
-        self._pack_insects = _floats(NUM_INSECTS)
         self._pack_counts = _floats(HAND_KINDS)
-        self._swarm_block_bytes = options.max_swarms * NUM_INSECTS * 4
-        self._no_swarm = bytes(NUM_INSECTS * 4)
+        self._shared_swarms = _SharedRows(n, _swarm_block_packer(options.max_swarms), _copy_swarms)
+        self._shared_shown = _SharedRows(n, _counts_packer(), list)
+        self._swarm_span = slice(at["swarms"].start * 4, at["swarms"].stop * 4)
+        self._shown_span = slice(at["table_seen"].start * 4, at["table_seen"].stop * 4)
         self._no_hand = bytes(HAND_KINDS * 4)
 
     def layout(self, options: MurrayOptions) -> list[Piece]:
@@ -228,13 +230,18 @@ class MurrayObserver(Observer):
                 mem[i] = 1.0
             state.hot = hot
         # deck_size .. turn_flags lie side by side (the Hawk's one-hot among them): packed in one call.
-        hawk = self._hawk_status(game, player)
+        if not game.hawk_in:  # `_hawk_status`, inline
+            hawk = HawkStatus.DISCARD_PILE
+        elif hand[_HAWK]:
+            hawk = HawkStatus.IN_MY_HAND
+        else:
+            hawk = HawkStatus.LEFT_THE_DECK if game.hawk_seen[player] else HawkStatus.UNSEEN
         mine = actor == player
         self._pack_deck(
             raw,
             at.deck_size * 4,
             len(game.deck),
-            self._murray_count - game.discard[_MURRAY] - (kind == _Decision.MURRAY),
+            self._murray_count - game.discard[_MURRAY] - (kind == _MURRAY_DECISION),  # `_murrays_left`
             *_HAWK_ONE_HOT[hawk],
             game.hawk_draws[player] if hawk == HawkStatus.UNSEEN else 0,
             mine and game.swapped,
@@ -263,38 +270,18 @@ class MurrayObserver(Observer):
         if game.discard != state.discard:
             state.discard = list(game.discard)
             self._pack_pile(raw, at.discard_pile * 4, *state.discard)
+        # Seat rows, packed once for every observing seat; this seat lays them out in its order.
         if game.swarms != state.swarms:
-            self._write_swarms(game, player, state)
+            state.swarms, rows = self._shared_swarms.rows(game.swarms)
+            self._raw_bytes_of[player][self._swarm_span] = b"".join(rows[player:] + rows[:player])
         if game.shown != state.shown:
-            for rel, seat in enumerate(self._seat_lists[player]):
-                shown = game.shown[seat]
-                if shown != state.shown[seat]:
-                    state.shown[seat] = list(shown)
-                    self._pack_counts(raw, (at.table_seen + rel * HAND_KINDS) * 4, *shown)
+            state.shown, rows = self._shared_shown.rows(game.shown)
+            self._raw_bytes_of[player][self._shown_span] = b"".join(rows[player:] + rows[:player])
         seen = game.seen[player]
-        looking = game.target if kind == _Decision.HORNET_TAKE and mine else -1
+        looking = game.target if kind == _HORNET_TAKE and mine else -1
         if looking >= 0 or seen != state.seen:
             self._write_seen(game, player, state, looking)
         return raw * self._scale
-
-    def _write_swarms(self, game: MurrayGame, player: int, state: _SeatState) -> None:
-        """Rewrite the swarm rows that changed, slot by slot (a destroyed swarm shifts the later ones)."""
-        raw, start, row = self._raw_bytes_of[player], self._at.swarms * 4, NUM_INSECTS * 4
-        pack, empty = self._pack_insects, self._no_swarm
-        for rel, seat in enumerate(self._seat_lists[player]):
-            swarms, before = game.swarms[seat], state.swarms[seat]
-            if swarms == before:
-                continue
-            first = start + rel * self._swarm_block_bytes
-            if before is None:  # never written: the block is all zeros
-                before = []
-            for slot in range(max(len(swarms), len(before))):
-                at = first + slot * row
-                if slot >= len(swarms):
-                    raw[at : at + row] = empty
-                elif slot >= len(before) or swarms[slot] != before[slot]:
-                    pack(raw, at, *swarms[slot])
-            state.swarms[seat] = [list(swarm) for swarm in swarms]
 
     def _write_seen(self, game: MurrayGame, player: int, state: _SeatState, looking: int) -> None:
         """Rewrite the rows of the hands `player` sees: the one its Hornet looks at, or its last looks."""
@@ -415,6 +402,55 @@ class _SeatState:
         self.swarms: list = [None] * n
         self.shown: list = [None] * n
         self.seen: list = [None] * n  # None also means "nothing seen", which is all zeros: right
+
+
+class _SharedRows:
+    """A public piece with one row per seat, packed as float32 bytes once for every observing seat.
+
+    Each seat's vector shows the same rows in its own seat order; without this every seat would
+    compare and pack the same change again when its turn comes.
+    """
+
+    def __init__(self, n: int, pack_row, copy_row) -> None:
+        self._pack_row, self._copy_row = pack_row, copy_row
+        self.snapshot: list = [None] * n  # what `blobs` were packed from; replaced, never changed
+        self.blobs: list = [None] * n  # None matches no row: every row is packed on the first call
+
+    def rows(self, current: list) -> tuple[list, list[bytes]]:
+        """(a copy of `current` that is never changed afterwards, each seat's row as bytes)."""
+        if current != self.snapshot:
+            snapshot, blobs = list(self.snapshot), list(self.blobs)
+            for seat, row in enumerate(current):
+                if row != snapshot[seat]:
+                    snapshot[seat] = self._copy_row(row)
+                    blobs[seat] = self._pack_row(row)
+            self.snapshot, self.blobs = snapshot, blobs
+        return self.snapshot, self.blobs
+
+
+def _swarm_block_packer(max_swarms: int):
+    """Packs one seat's swarms (a list of insect counts each) as its block of `max_swarms` rows."""
+    row = struct.Struct(f"={NUM_INSECTS}f").pack
+    empty = bytes(NUM_INSECTS * 4)
+
+    def pack(swarms: list[list[int]]) -> bytes:
+        return b"".join([row(*swarm) for swarm in swarms]) + empty * (max_swarms - len(swarms))
+
+    return pack
+
+
+def _counts_packer():
+    """Packs one hand's counts (`HAND_KINDS` of them) as float32 bytes."""
+    counts = struct.Struct(f"={HAND_KINDS}f").pack
+
+    def pack(row: list[int]) -> bytes:
+        return counts(*row)
+
+    return pack
+
+
+def _copy_swarms(swarms: list[list[int]]) -> list[list[int]]:
+    return list(map(list, swarms))
 
 
 def _floats(count: int):
