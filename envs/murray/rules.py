@@ -135,6 +135,8 @@ ABILITY_CARDS = (
 TYPES_OF_VALUE = {v: tuple(t for t in range(NUM_INSECTS) if VALUE[t] == v) for v in range(1, 6)}
 #: Every way to create a swarm: a multiset of three insect types of one value (32 in all).
 SWARM_COMBOS = tuple(c for v in range(1, 6) for c in combinations_with_replacement(TYPES_OF_VALUE[v], 3))
+#: The cards of each `SWARM_COMBOS` entry by name, as the game log writes them.
+_COMBO_NAMES = tuple(", ".join(CARD_NAMES[c] for c in combo) for combo in SWARM_COMBOS)
 #: Default insect counts (by `Card` index) for 3-4 and 5-6 players, from the card table.
 COUNTS_3_4 = (9, 9, 9, 9, 6, 6, 3, 3, 3, 3, 3, 3)
 COUNTS_5_6 = (12, 12, 12, 12, 9, 9, 4, 4, 4, 4, 4, 4)
@@ -404,7 +406,9 @@ class MurrayGame(Game):
         self.chosen = (-1, -1)  # (owner, slot) chosen for a Firefly or Robber Fly
         self.robber_left = 0
         self.end_reason = ""
-        self.log: list[str] = []
+        # What the last action did, as (str.format template, arguments): formatted only when `log`
+        # is read, which most games never do.
+        self._notes: list[tuple[str, tuple]] = []
         self._terminal = False
         self._truncated = False
         self.events.append((_EV_TURN, 0))
@@ -504,7 +508,7 @@ class MurrayGame(Game):
         self.swapped = self.fly_drawn = False
         self.target, self.chosen, self.robber_left = -1, (-1, -1), 0
         self.end_reason = ""
-        self.log = []
+        self._notes = []
         self._terminal = self._truncated = False
         self.events.append((_EV_TURN, player))
         self._run()
@@ -521,7 +525,7 @@ class MurrayGame(Game):
             self.deck = shuffled(pile, self.rng)
             self.discard = [0] * PILE_KINDS
             self.hawk_in = True
-            self.log.append("the discard pile is shuffled into a new deck: the Hawk is in")
+            self._notes.append(("the discard pile is shuffled into a new deck: the Hawk is in", ()))
         return self.deck.pop()
 
     def _to_hand(self, player: int, card: int) -> None:
@@ -623,7 +627,7 @@ class MurrayGame(Game):
                         self._ask_murray(resets_pond=False)
                         return
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("Murray finds no swarm and is discarded")
+                    self._notes.append(("Murray finds no swarm and is discarded", ()))
                     continue
                 if card == _Card.HAWK:
                     self.discard[_Card.HAWK] += 1
@@ -642,7 +646,7 @@ class MurrayGame(Game):
                         self._ask_murray(resets_pond=True)
                         return
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("Murray finds no swarm: discarded, another card is drawn")
+                    self._notes.append(("Murray finds no swarm: discarded, another card is drawn", ()))
                     continue
                 self._draw_face_down(p, card)
                 self.draws_left -= 1
@@ -660,14 +664,14 @@ class MurrayGame(Game):
     def _finish(self, reason: str) -> None:
         self._terminal = True
         self.end_reason = reason
-        self.log.append(f"game over: {reason}")
+        self._notes.append(("game over: {}", (reason,)))
 
     def _next_turn(self) -> None:
         self.player = (self.player + 1) % self.num_players
         self.turn += 1
         if self.turn > self.options.max_turns:
             self._truncated = True
-            self.log.append(f"turn cap {self.options.max_turns} reached: truncated")
+            self._notes.append(("turn cap {} reached: truncated", (self.options.max_turns,)))
             return
         self.decision_kind = _Decision.TURN
         self.draws_left = self.options.draw_count
@@ -679,6 +683,11 @@ class MurrayGame(Game):
         self._run()
 
     # ----- the Game interface -----------------------------------------------------------------------
+    @property
+    def log(self) -> list[str]:
+        """What the last action (and the chance events it started) did, in words."""
+        return [template.format(*args) for template, args in self._notes]
+
     @property
     def current_player(self) -> int:
         """The seat whose turn it is (every decision, Murray's target included, is theirs)."""
@@ -816,7 +825,7 @@ class MurrayGame(Game):
 
     def apply(self, action: int) -> None:
         """Apply a legal action of the current player, then resolve every chance event it starts."""
-        self.log = []
+        self._notes = []
         kind = self.decision_kind
         if kind == _Decision.TURN:
             self._apply_turn(action)
@@ -826,24 +835,28 @@ class MurrayGame(Game):
             victim = self._seat_at(action - self._player + 1)
             card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
             self._take_from(self.player, victim, card, hornet=False)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} at random from player_{victim}")
+            self._notes.append(
+                ("player_{} takes a {} at random from player_{}", (self.player, CARD_NAMES[card], victim))
+            )
             self.decision_kind = _Decision.TURN
         elif kind == _Decision.HORNET_PLAYER:
             self.target = self._seat_at(action - self._player + 1)
             self.events.append((_EV_LOOK, self.player, self.target, tuple(self.hands[self.target])))
-            self.log.append(f"player_{self.player} looks at player_{self.target}'s hand")
+            self._notes.append(("player_{} looks at player_{}'s hand", (self.player, self.target)))
             self.decision_kind = _Decision.HORNET_TAKE
         elif kind == _Decision.HORNET_TAKE:
             card = action - self._take
             self._take_from(self.player, self.target, card, hornet=True)
             self.seen[self.player][self.target] = list(self.hands[self.target])
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{self.target}")
+            self._notes.append(
+                ("player_{} takes a {} from player_{}", (self.player, CARD_NAMES[card], self.target))
+            )
             self.target = -1
             self.decision_kind = _Decision.TURN
         elif kind == _Decision.DRAGONFLY:
             card = self.pond.pop(action - self._pond)
             self._take_into_hand(self.player, card)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from the pond")
+            self._notes.append(("player_{} takes a {} from the pond", (self.player, CARD_NAMES[card])))
             self.decision_kind = _Decision.TURN
             self.filling = True
             self._run()
@@ -874,17 +887,17 @@ class MurrayGame(Game):
                 self._play_from_hand(p, t)
                 swarm[t] += 1
             self.swarms[p].append(swarm)
-            self.log.append(f"player_{p} creates a swarm of {self._names(SWARM_COMBOS[i])}")
+            self._notes.append(("player_{} creates a swarm of {}", (p, _COMBO_NAMES[i])))
         elif block == "add":
             slot, card = divmod(i, NUM_INSECTS)
             self._play_from_hand(p, card)
             self.swarms[p][slot][card] += 1
-            self.log.append(f"player_{p} adds a {CARD_NAMES[card]} to swarm {slot}")
+            self._notes.append(("player_{} adds a {} to swarm {}", (p, CARD_NAMES[card], slot)))
         elif block == "ability":
             card = ABILITY_CARDS[i]
             self._play_from_hand(p, card)
             self.discard[card] += 1
-            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} to use it")
+            self._notes.append(("player_{} discards a {} to use it", (p, CARD_NAMES[card])))
             if card == _Card.DEER_FLY:
                 self.decision_kind = _Decision.DEER_FLY
             elif card == _Card.DRAGONFLY:
@@ -905,13 +918,15 @@ class MurrayGame(Game):
             self._swap_with_pond(p, card, taken)
             insort(self.pond, card)
             self.swapped = True
-            self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")
+            self._notes.append(
+                ("player_{} swaps a {} for the pond's {}", (p, CARD_NAMES[card], CARD_NAMES[taken]))
+            )
         elif block == "fly_draw":
             card = COMMON_FLIES[i]
             self._play_from_hand(p, card)
             self.discard[card] += 1
             self.fly_drawn = True
-            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} and draws two")
+            self._notes.append(("player_{} discards a {} and draws two", (p, CARD_NAMES[card])))
             for _ in range(2):
                 drawn = self._draw()
                 if drawn < 0:
@@ -919,19 +934,19 @@ class MurrayGame(Game):
                 if drawn == _Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
                     self._reveal(drawn)
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("a Murray drawn this way is discarded")
+                    self._notes.append(("a Murray drawn this way is discarded", ()))
                 else:
                     self._draw_face_down(p, drawn)
         elif block == "pass":
             left = (p + 1) % self.num_players
             self._pass_left(p, i)
-            self.log.append(f"player_{p} passes a card to player_{left}")
+            self._notes.append(("player_{} passes a card to player_{}", (p, left)))
             if self.hand_sizes[p] > self.options.hand_limit:
                 self.decision_kind = _Decision.DISCARD
             else:
                 self._next_turn()
         else:  # end_turn with a single card: nothing is passed
-            self.log.append(f"player_{p} ends the turn holding a single card")
+            self._notes.append(("player_{} ends the turn holding a single card", (p,)))
             self._next_turn()
 
     def _apply_murray(self, index: int) -> None:
@@ -942,7 +957,9 @@ class MurrayGame(Game):
             self.discard[t] += c
         self.discard[_Card.MURRAY] += 1
         self.tadpoles[owner] += 1
-        self.log.append(f"Murray destroys player_{owner}'s swarm {slot}; player_{owner} gets a tadpole")
+        self._notes.append(
+            ("Murray destroys player_{}'s swarm {}; player_{} gets a tadpole", (owner, slot, owner))
+        )
         if self.murray_resets_pond:
             self.murray_resets_pond = False
             self._reset_pond()
@@ -957,12 +974,14 @@ class MurrayGame(Game):
         self.chosen = (-1, -1)
         if kind == _Decision.FIREFLY_TAKE:
             self._take_into_hand(self.player, card)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{owner}'s swarm")
+            self._notes.append(
+                ("player_{} takes a {} from player_{}'s swarm", (self.player, CARD_NAMES[card], owner))
+            )
             self.decision_kind = _Decision.TURN
             return
         self.discard[card] += 1
         self.robber_left -= 1
-        self.log.append(f"the Robber Fly discards a {CARD_NAMES[card]} from player_{owner}'s swarm")
+        self._notes.append(("the Robber Fly discards a {} from player_{}'s swarm", (CARD_NAMES[card], owner)))
         if self.robber_left and self._has_fly_swarm():
             self.decision_kind = _Decision.ROBBER_SWARM
         else:
@@ -1066,7 +1085,7 @@ class MurrayGame(Game):
         other.shown = [list(h) for h in self.shown]
         other.hawk_draws = list(self.hawk_draws)
         other.events = list(self.events)
-        other.log = list(self.log)
+        other._notes = list(self._notes)
         return other
 
     def state_dict(self) -> dict[str, Any]:
