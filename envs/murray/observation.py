@@ -391,8 +391,9 @@ class MurrayObserver(Observer):
 class _SeatState:
     """What one seat's cached vector was last built from (copies), piece by piece; None = unknown.
 
-    Per-seat inputs are kept in absolute seat order, so that one comparison with the game's whole
-    list tells whether any seat's row needs rewriting.
+    Inputs with a row per seat are kept in absolute seat order, so that one comparison with the
+    game's whole list tells whether any row needs rewriting; the swarms and table-seen rows are
+    the `_SharedRows` snapshot the vector was last laid out from.
     """
 
     def __init__(self, n: int) -> None:
