@@ -7,6 +7,8 @@ live hand, and the cards the table saw go into a hand come from the public recor
 
 from __future__ import annotations
 
+import struct
+from itertools import pairwise
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,6 +33,8 @@ _Card = SimpleNamespace(**Card.__members__)
 #: `Decision`'s members as plain attributes (the same objects): on Python 3.11 reading a member
 #: through its enum class costs several times an attribute read, at every decision.
 _Decision = SimpleNamespace(**Decision.__members__)
+_HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
+_MURRAY_DECISION, _HORNET_TAKE = Decision.MURRAY, Decision.HORNET_TAKE
 
 
 class HawkStatus:
@@ -47,6 +51,10 @@ class HawkStatus:
         "in your hand",
         "out of the deck: the player whose turn it is holds it",
     )
+
+
+#: The `hawk` piece's four values for each `HawkStatus`.
+_HAWK_ONE_HOT = tuple(tuple(int(i == status) for i in range(4)) for status in range(4))
 
 
 def _copies(options: MurrayOptions) -> np.ndarray:
@@ -90,11 +98,28 @@ class MurrayObserver(Observer):
         # `encode` keeps each seat's raw (unscaled) vector between calls and rewrites a piece only
         # when what it was built from changed: most of the table stands still from one decision to
         # the next. `_seen_state[seat]` holds copies of those inputs (never the live lists).
-        self._raw, self._views = self.seat_buffers()
+        self._raw, _ = self.seat_buffers()
         self._memory = [memoryview(raw) for raw in self._raw]
+        self._raw_bytes_of = [memory.cast("B") for memory in self._memory]
         self._seen_state = [_SeatState(n) for _ in range(n)]
         at = self.offsets
         self._at = SimpleNamespace(**{name: at[name].start for name in at})
+        self._n, self._s = n, options.max_swarms
+        self._murray_count, self._max_turns = options.murray_count, options.max_turns
+        # Runs of pieces that lie side by side are written with one `struct` call each (float32,
+        # native order, like the buffer): cheaper than a numpy slice assignment from a list.
+        _check_side_by_side(at, ("my_hand", "hand_sizes"))
+        _check_side_by_side(at, ("deck_size", "murrays_in_deck", "hawk", "hawk_draws", "turn_flags"))
+        self._pack_hand = _floats(HAND_KINDS + n)
+        self._pack_deck = _floats(at["turn_flags"].stop - at["deck_size"].start)
+        self._pack_seats = _floats(n)
+        self._pack_pile = _floats(PILE_KINDS)
+        self._pack_counts = _floats(HAND_KINDS)
+        self._shared_swarms = _SharedRows(n, _swarm_block_packer(options.max_swarms), _copy_swarms)
+        self._shared_shown = _SharedRows(n, _counts_packer(), list)
+        self._swarm_span = slice(at["swarms"].start * 4, at["swarms"].stop * 4)
+        self._shown_span = slice(at["table_seen"].start * 4, at["table_seen"].stop * 4)
+        self._no_hand = bytes(HAND_KINDS * 4)
 
     def layout(self, options: MurrayOptions) -> list[Piece]:
         """The named pieces, in order."""
@@ -183,87 +208,96 @@ class MurrayObserver(Observer):
 
     def encode(self, game: MurrayGame, player: int) -> np.ndarray:
         """What `fill` writes, scaled (a new array): only the pieces whose inputs changed are rewritten."""
-        raw, mem, views, state, at = (
-            self._raw[player],
-            self._memory[player],
-            self._views[player],
-            self._seen_state[player],
-            self._at,
-        )
-        n, s = game.num_players, game.options.max_swarms
-        seats = self._seat_lists[player]
-        # Small pieces are rewritten whole every time: clear last call's non-zero entries, then write.
-        for i in state.small:
-            mem[i] = 0.0
-        small = [at.decision + game.decision_kind, at.actor + (game.player - player) % n]
-        hand = game.hands[player]
-        hawk = self._hawk_status(game, player)
-        small.append(at.hawk + hawk)
-        if game.last_passed[player] >= 0:
-            small.append(at.last_passed + game.last_passed[player])
-        if game.last_received[player] >= 0:
-            small.append(at.last_received + game.last_received[player])
+        raw, mem, state, at = self._raw[player], self._memory[player], self._seen_state[player], self._at
+        n, s = self._n, self._s
+        kind, actor, hand = game.decision_kind, game.player, game.hands[player]
+        # One-hots: the same from one decision to the next within a turn, so rewritten only on change.
+        hot = [at.decision + kind, at.actor + (actor - player) % n]
+        passed, received = game.last_passed[player], game.last_received[player]
+        if passed >= 0:
+            hot.append(at.last_passed + passed)
+        if received >= 0:
+            hot.append(at.last_received + received)
         if game.target >= 0:
-            small.append(at.target_player + (game.target - player) % n)
+            hot.append(at.target_player + (game.target - player) % n)
         owner, slot = game.chosen
         if owner >= 0:
-            small.append(at.chosen_swarm + ((owner - player) % n) * s + slot)
-        for i in small:
-            mem[i] = 1.0
-        mem[at.deck_size] = len(game.deck)
-        mem[at.murrays_in_deck] = self._murrays_left(game)
+            hot.append(at.chosen_swarm + ((owner - player) % n) * s + slot)
+        if hot != state.hot:
+            for i in state.hot:
+                mem[i] = 0.0
+            for i in hot:
+                mem[i] = 1.0
+            state.hot = hot
+        # deck_size .. turn_flags lie side by side (the Hawk's one-hot among them): packed in one call.
+        if not game.hawk_in:  # `_hawk_status`, inline
+            hawk = HawkStatus.DISCARD_PILE
+        elif hand[_HAWK]:
+            hawk = HawkStatus.IN_MY_HAND
+        else:
+            hawk = HawkStatus.LEFT_THE_DECK if game.hawk_seen[player] else HawkStatus.UNSEEN
+        mine = actor == player
+        self._pack_deck(
+            raw,
+            at.deck_size * 4,
+            len(game.deck),
+            self._murray_count - game.discard[_MURRAY] - (kind == _MURRAY_DECISION),  # `_murrays_left`
+            *_HAWK_ONE_HOT[hawk],
+            game.hawk_draws[player] if hawk == HawkStatus.UNSEEN else 0,
+            mine and game.swapped,
+            mine and game.fly_drawn,
+            mine and game.may_go_out and hand[_HAWK] > 0,
+        )
         mem[at.robber_left] = game.robber_left
-        mem[at.turn_progress] = min(game.turn, game.options.max_turns)
-        small += (at.deck_size, at.murrays_in_deck, at.robber_left, at.turn_progress)
-        if hawk == HawkStatus.UNSEEN:
-            mem[at.hawk_draws] = game.hawk_draws[player]
-            small.append(at.hawk_draws)
-        if game.player == player:
-            flags = at.turn_flags
-            mem[flags], mem[flags + 1] = game.swapped, game.fly_drawn
-            mem[flags + 2] = game.may_go_out and hand[_Card.HAWK] > 0
-            small += (flags, flags + 1, flags + 2)
-        state.small = small
-        # Pieces compared with a copy of what they were last built from.
-        if hand != state.hand:
-            views.my_hand[:] = state.hand = list(hand)
-        if game.hand_sizes != state.hand_sizes:
-            state.hand_sizes = list(game.hand_sizes)
-            views.hand_sizes[:] = [game.hand_sizes[seat] for seat in seats]
+        turn = game.turn
+        mem[at.turn_progress] = turn if turn < self._max_turns else self._max_turns
+        # Pieces compared with a copy of what they were last built from (seats in absolute order).
+        sizes = game.hand_sizes
+        if hand != state.hand or sizes != state.hand_sizes:  # my_hand and hand_sizes lie side by side
+            state.hand, state.hand_sizes = list(hand), list(sizes)
+            self._pack_hand(raw, at.my_hand * 4, *hand, *sizes[player:], *sizes[:player])
         if game.tadpoles != state.tadpoles:
-            state.tadpoles = list(game.tadpoles)
-            views.tadpoles[:] = [game.tadpoles[seat] for seat in seats]
-        if game.pond != state.pond:
-            state.pond = list(game.pond)
-            pond = views.pond
-            pond[:] = 0.0
-            for slot, card in enumerate(game.pond):
-                pond[slot * NUM_INSECTS + card] = 1.0
+            tadpoles = state.tadpoles = list(game.tadpoles)
+            self._pack_seats(raw, at.tadpoles * 4, *tadpoles[player:], *tadpoles[:player])
+        pond = game.pond
+        if pond != state.pond:
+            start = at.pond
+            for slot, card in enumerate(state.pond):
+                mem[start + slot * NUM_INSECTS + card] = 0.0
+            for slot, card in enumerate(pond):
+                mem[start + slot * NUM_INSECTS + card] = 1.0
+            state.pond = list(pond)
         if game.discard != state.discard:
-            views.discard_pile[:] = state.discard = list(game.discard)
-        swarm_block = s * NUM_INSECTS
-        looking = game.target if game.decision_kind == _Decision.HORNET_TAKE and game.player == player else -1
+            state.discard = list(game.discard)
+            self._pack_pile(raw, at.discard_pile * 4, *state.discard)
+        # Seat rows, packed once for every observing seat; this seat lays them out in its order.
+        if game.swarms != state.swarms:
+            state.swarms, rows = self._shared_swarms.rows(game.swarms)
+            self._raw_bytes_of[player][self._swarm_span] = b"".join(rows[player:] + rows[:player])
+        if game.shown != state.shown:
+            state.shown, rows = self._shared_shown.rows(game.shown)
+            self._raw_bytes_of[player][self._shown_span] = b"".join(rows[player:] + rows[:player])
         seen = game.seen[player]
-        for rel, seat in enumerate(seats):
-            swarms = game.swarms[seat]
-            if swarms != state.swarms[rel]:
-                state.swarms[rel] = [list(swarm) for swarm in swarms]
-                start = at.swarms + rel * swarm_block
-                raw[start : start + swarm_block] = 0.0
-                for slot, swarm in enumerate(swarms):
-                    raw[start + slot * NUM_INSECTS : start + (slot + 1) * NUM_INSECTS] = swarm
-            shown = game.shown[seat]
-            if shown != state.shown[rel]:
-                state.shown[rel] = list(shown)
-                start = at.table_seen + rel * HAND_KINDS
-                raw[start : start + HAND_KINDS] = shown
-            if rel:
-                view = game.hands[seat] if seat == looking else seen[seat]
-                if view != state.seen[rel]:
-                    state.seen[rel] = None if view is None else list(view)
-                    start = at.seen_hands + (rel - 1) * HAND_KINDS
-                    raw[start : start + HAND_KINDS] = 0.0 if view is None else view
+        looking = game.target if kind == _HORNET_TAKE and mine else -1
+        if looking >= 0 or seen != state.seen:
+            self._write_seen(game, player, state, looking)
         return raw * self._scale
+
+    def _write_seen(self, game: MurrayGame, player: int, state: _SeatState, looking: int) -> None:
+        """Rewrite the rows of the hands `player` sees: the one its Hornet looks at, or its last looks."""
+        raw, start = self._raw_bytes_of[player], self._at.seen_hands * 4
+        seen = game.seen[player]
+        for rel, seat in enumerate(self._seat_lists[player]):
+            if not rel:
+                continue
+            view = game.hands[seat] if seat == looking else seen[seat]
+            if view != state.seen[seat]:
+                state.seen[seat] = None if view is None else list(view)
+                first = start + (rel - 1) * HAND_KINDS * 4
+                if view is None:
+                    raw[first : first + HAND_KINDS * 4] = self._no_hand
+                else:
+                    self._pack_counts(raw, first, *view)
 
     def view(self, game: MurrayGame, player: int) -> str:
         """The table as `player` sees it, in plain text: nothing another player holds face down."""
@@ -355,11 +389,78 @@ class MurrayObserver(Observer):
 
 
 class _SeatState:
-    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
+    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown.
+
+    Inputs with a row per seat are kept in absolute seat order, so that one comparison with the
+    game's whole list tells whether any row needs rewriting; the swarms and table-seen rows are
+    the `_SharedRows` snapshot the vector was last laid out from.
+    """
 
     def __init__(self, n: int) -> None:
-        self.small: list[int] = []  # non-zero entries of the small pieces rewritten every call
-        self.hand = self.hand_sizes = self.tadpoles = self.pond = self.discard = None
+        self.hot: list[int] = []  # the one-hot entries set to 1
+        self.hand = self.hand_sizes = self.tadpoles = self.discard = None
+        self.pond: list[int] = []  # the pond's one-hots are cleared card by card: none at first
         self.swarms: list = [None] * n
         self.shown: list = [None] * n
         self.seen: list = [None] * n  # None also means "nothing seen", which is all zeros: right
+
+
+class _SharedRows:
+    """A public piece with one row per seat, packed as float32 bytes once for every observing seat.
+
+    Each seat's vector shows the same rows in its own seat order; without this every seat would
+    compare and pack the same change again when its turn comes.
+    """
+
+    def __init__(self, n: int, pack_row, copy_row) -> None:
+        self._pack_row, self._copy_row = pack_row, copy_row
+        self.snapshot: list = [None] * n  # what `blobs` were packed from; replaced, never changed
+        self.blobs: list = [None] * n  # None matches no row: every row is packed on the first call
+
+    def rows(self, current: list) -> tuple[list, list[bytes]]:
+        """(a copy of `current` that is never changed afterwards, each seat's row as bytes)."""
+        if current != self.snapshot:
+            snapshot, blobs = list(self.snapshot), list(self.blobs)
+            for seat, row in enumerate(current):
+                if row != snapshot[seat]:
+                    snapshot[seat] = self._copy_row(row)
+                    blobs[seat] = self._pack_row(row)
+            self.snapshot, self.blobs = snapshot, blobs
+        return self.snapshot, self.blobs
+
+
+def _swarm_block_packer(max_swarms: int):
+    """Packs one seat's swarms (a list of insect counts each) as its block of `max_swarms` rows."""
+    row = struct.Struct(f"={NUM_INSECTS}f").pack
+    empty = bytes(NUM_INSECTS * 4)
+
+    def pack(swarms: list[list[int]]) -> bytes:
+        return b"".join([row(*swarm) for swarm in swarms]) + empty * (max_swarms - len(swarms))
+
+    return pack
+
+
+def _counts_packer():
+    """Packs one hand's counts (`HAND_KINDS` of them) as float32 bytes."""
+    counts = struct.Struct(f"={HAND_KINDS}f").pack
+
+    def pack(row: list[int]) -> bytes:
+        return counts(*row)
+
+    return pack
+
+
+def _copy_swarms(swarms: list[list[int]]) -> list[list[int]]:
+    return list(map(list, swarms))
+
+
+def _floats(count: int):
+    """`pack_into(buffer, byte_offset, *values)` writing `count` float32s in native order."""
+    return struct.Struct(f"={count}f").pack_into
+
+
+def _check_side_by_side(offsets: dict[str, slice], names: tuple[str, ...]) -> None:
+    """Fail at construction if the layout no longer puts these pieces one after the other."""
+    for first, second in pairwise(names):
+        if offsets[first].stop != offsets[second].start:
+            raise AssertionError(f"observation pieces {first!r} and {second!r} are no longer side by side")

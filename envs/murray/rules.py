@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
-from itertools import combinations_with_replacement
+from itertools import combinations_with_replacement, compress
 from types import SimpleNamespace
 from typing import Any
 
@@ -135,6 +135,8 @@ ABILITY_CARDS = (
 TYPES_OF_VALUE = {v: tuple(t for t in range(NUM_INSECTS) if VALUE[t] == v) for v in range(1, 6)}
 #: Every way to create a swarm: a multiset of three insect types of one value (32 in all).
 SWARM_COMBOS = tuple(c for v in range(1, 6) for c in combinations_with_replacement(TYPES_OF_VALUE[v], 3))
+#: The cards of each `SWARM_COMBOS` entry by name, as the game log writes them.
+_COMBO_NAMES = tuple(", ".join(CARD_NAMES[c] for c in combo) for combo in SWARM_COMBOS)
 #: Default insect counts (by `Card` index) for 3-4 and 5-6 players, from the card table.
 COUNTS_3_4 = (9, 9, 9, 9, 6, 6, 3, 3, 3, 3, 3, 3)
 COUNTS_5_6 = (12, 12, 12, 12, 9, 9, 4, 4, 4, 4, 4, 4)
@@ -306,12 +308,16 @@ def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 # Plain-int copies of the constants the legal-mask hot path reads (IntEnum indexing is slower).
 _INSECT_IDS = tuple(range(NUM_INSECTS))
 _HAWK = int(_Card.HAWK)
-_DEER_FLY, _FIREFLY, _ROBBER_FLY, _HORNET = (
-    int(c) for c in (_Card.DEER_FLY, _Card.FIREFLY, _Card.ROBBER_FLY, _Card.HORNET)
-)
 _ABILITY_IDS = tuple(int(c) for c in ABILITY_CARDS)
+_DEER_FLY, _DRAGONFLY, _FIREFLY, _ROBBER_FLY, _PAPER_WASP, _HORNET = _ABILITY_IDS  # `ABILITY_CARDS` order
 _COMMON_IDS = tuple(int(c) for c in COMMON_FLIES)
-_TYPES_OF_VALUE_IDS = {v: tuple(int(t) for t in types) for v, types in TYPES_OF_VALUE.items()}
+#: The `fly_draw` block's slots: common fly i is card type i, so a hand's first counts pick them.
+_COMMON_SLOTS = tuple(range(len(COMMON_FLIES)))
+assert _COMMON_IDS == _COMMON_SLOTS, "the common flies must be the card types 0, 1, 2, ..."
+#: Per insect type: every insect type of the same value (what may join a swarm holding it).
+_SAME_VALUE = tuple(tuple(int(t) for t in TYPES_OF_VALUE[VALUE[card]]) for card in range(NUM_INSECTS))
+#: The mask's dtype, passed positionally: numpy's keyword parsing costs more than `frombuffer` itself.
+_INT8 = np.dtype(np.int8)
 _MURRAY = int(_Card.MURRAY)
 _EV_TURN, _EV_DRAW, _EV_REVEAL, _EV_RESHUFFLE, _EV_OUT, _EV_IN, _EV_TAKE, _EV_PASS, _EV_LOOK, _EV_SWAP = (
     int(e) for e in Event
@@ -340,6 +346,24 @@ def _create_table(types: tuple[int, ...], combos: tuple[tuple[int, tuple[tuple[i
 _CREATE_BY_VALUE = tuple(
     (tuple(types), _create_table(tuple(types), combos)) for types, combos in _COMBOS_BY_VALUE
 )
+
+
+def _three_digit_table(types: tuple[int, ...], table: tuple) -> tuple[int, int, int, tuple]:
+    """A value's create table read from exactly three counts (capped at 3, base 4).
+
+    A value with two insect types gets the Hawk as a third digit that its table ignores (every
+    Hawk count gives the same entry), so the legal mask computes every key the same way.
+    """
+    if len(types) == 3:
+        return (*types, table)
+    if len(types) != 2:
+        raise AssertionError(f"the create tables expect two or three insect types of a value; got {types}")
+    a, b = types
+    return a, b, _HAWK, tuple(table[key // 4] for key in range(4**3))
+
+
+#: `_CREATE_BY_VALUE` with every table keyed by three counts: (type, type, type, table).
+_CREATE_TABLES = tuple(_three_digit_table(types, table) for types, table in _CREATE_BY_VALUE)
 
 
 class MurrayGame(Game):
@@ -382,7 +406,9 @@ class MurrayGame(Game):
         self.chosen = (-1, -1)  # (owner, slot) chosen for a Firefly or Robber Fly
         self.robber_left = 0
         self.end_reason = ""
-        self.log: list[str] = []
+        # What the last action did, as (str.format template, arguments): formatted only when `log`
+        # is read, which most games never do.
+        self._notes: list[tuple[str, tuple]] = []
         self._terminal = False
         self._truncated = False
         self.events.append((_EV_TURN, 0))
@@ -418,6 +444,8 @@ class MurrayGame(Game):
         self._create = layout["create"].start
         self._add = layout["add"].start
         self._ability = layout["ability"].start
+        #: The action id that uses each ability card, by card.
+        self._use = {card: self._ability + i for i, card in enumerate(_ABILITY_IDS)}
         self._swap = layout["swap"].start
         self._fly_draw = layout["fly_draw"].start
         self._pass = layout["pass"].start
@@ -480,7 +508,7 @@ class MurrayGame(Game):
         self.swapped = self.fly_drawn = False
         self.target, self.chosen, self.robber_left = -1, (-1, -1), 0
         self.end_reason = ""
-        self.log = []
+        self._notes = []
         self._terminal = self._truncated = False
         self.events.append((_EV_TURN, player))
         self._run()
@@ -497,7 +525,7 @@ class MurrayGame(Game):
             self.deck = shuffled(pile, self.rng)
             self.discard = [0] * PILE_KINDS
             self.hawk_in = True
-            self.log.append("the discard pile is shuffled into a new deck: the Hawk is in")
+            self._notes.append(("the discard pile is shuffled into a new deck: the Hawk is in", ()))
         return self.deck.pop()
 
     def _to_hand(self, player: int, card: int) -> None:
@@ -599,7 +627,7 @@ class MurrayGame(Game):
                         self._ask_murray(resets_pond=False)
                         return
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("Murray finds no swarm and is discarded")
+                    self._notes.append(("Murray finds no swarm and is discarded", ()))
                     continue
                 if card == _Card.HAWK:
                     self.discard[_Card.HAWK] += 1
@@ -618,7 +646,7 @@ class MurrayGame(Game):
                         self._ask_murray(resets_pond=True)
                         return
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("Murray finds no swarm: discarded, another card is drawn")
+                    self._notes.append(("Murray finds no swarm: discarded, another card is drawn", ()))
                     continue
                 self._draw_face_down(p, card)
                 self.draws_left -= 1
@@ -636,14 +664,14 @@ class MurrayGame(Game):
     def _finish(self, reason: str) -> None:
         self._terminal = True
         self.end_reason = reason
-        self.log.append(f"game over: {reason}")
+        self._notes.append(("game over: {}", (reason,)))
 
     def _next_turn(self) -> None:
         self.player = (self.player + 1) % self.num_players
         self.turn += 1
         if self.turn > self.options.max_turns:
             self._truncated = True
-            self.log.append(f"turn cap {self.options.max_turns} reached: truncated")
+            self._notes.append(("turn cap {} reached: truncated", (self.options.max_turns,)))
             return
         self.decision_kind = _Decision.TURN
         self.draws_left = self.options.draw_count
@@ -656,6 +684,11 @@ class MurrayGame(Game):
 
     # ----- the Game interface -----------------------------------------------------------------------
     @property
+    def log(self) -> list[str]:
+        """What the last action (and the chance events it started) did, in words."""
+        return [template.format(*args) for template, args in self._notes]
+
+    @property
     def current_player(self) -> int:
         """The seat whose turn it is (every decision, Murray's target included, is theirs)."""
         return self.player
@@ -666,9 +699,6 @@ class MurrayGame(Game):
     def _swarm_at(self, index: int) -> tuple[int, int]:
         rel, slot = divmod(index, self.options.max_swarms)
         return self._seat_at(rel), slot
-
-    def _swarm_index(self, owner: int, slot: int) -> int:
-        return ((owner - self.player) % self.num_players) * self.options.max_swarms + slot
 
     def _has_fly_swarm(self) -> bool:
         for swarms in self.swarms:
@@ -686,15 +716,17 @@ class MurrayGame(Game):
         if kind == _Decision.TURN:
             self._turn_mask(mask)
         elif kind == _Decision.MURRAY or kind == _Decision.FIREFLY_SWARM:
-            start = self._murray if kind == _Decision.MURRAY else self._swarm
-            for owner, swarms in enumerate(self.swarms):
-                for slot in range(len(swarms)):
-                    mask[start + self._swarm_index(owner, slot)] = 1
+            start, s = self._murray if kind == _Decision.MURRAY else self._swarm, self.options.max_swarms
+            for rel, seat in enumerate(self._seats_from_player()):
+                first = start + rel * s
+                count = len(self.swarms[seat])
+                mask[first : first + count] = b"\x01" * count
         elif kind == _Decision.ROBBER_SWARM:
-            for owner, swarms in enumerate(self.swarms):
-                for slot, swarm in enumerate(swarms):
-                    if any(swarm[t] for t in FLIES):
-                        mask[self._swarm + self._swarm_index(owner, slot)] = 1
+            start, s = self._swarm, self.options.max_swarms
+            for rel, seat in enumerate(self._seats_from_player()):
+                for slot, swarm in enumerate(self.swarms[seat]):
+                    if any(swarm[: _ROBBER_FLY + 1]):  # the flies are the types 0.._ROBBER_FLY
+                        mask[start + rel * s + slot] = 1
         elif kind == _Decision.DEER_FLY or kind == _Decision.HORNET_PLAYER:
             for rel in range(1, self.num_players):
                 if self.hand_sizes[self._seat_at(rel)] >= 2:
@@ -704,28 +736,30 @@ class MurrayGame(Game):
         elif kind == _Decision.FIREFLY_TAKE or kind == _Decision.ROBBER_TAKE:
             owner, slot = self.chosen
             swarm = self.swarms[owner][slot]
-            robber = kind == _Decision.ROBBER_TAKE
-            for t in range(NUM_INSECTS):
-                if swarm[t] and (not robber or t in FLIES):
-                    mask[self._take + t] = 1
+            takeable = swarm[: _ROBBER_FLY + 1] if kind == _Decision.ROBBER_TAKE else swarm
+            for t in compress(_INSECT_IDS, takeable):
+                mask[self._take + t] = 1
         elif kind == _Decision.HORNET_TAKE:
-            hand = self.hands[self.target]
-            for t in range(NUM_INSECTS):
-                if hand[t]:
-                    mask[self._take + t] = 1
+            for t in compress(_INSECT_IDS, self.hands[self.target]):
+                mask[self._take + t] = 1
         else:  # DISCARD
-            hand = self.hands[self.player]
-            for t in range(NUM_INSECTS):
-                if hand[t]:
-                    mask[self._discard + t] = 1
-        return np.frombuffer(mask, dtype=np.int8)
+            for t in compress(_INSECT_IDS, self.hands[self.player]):
+                mask[self._discard + t] = 1
+        return np.frombuffer(mask, _INT8)
+
+    def _seats_from_player(self) -> list[int]:
+        """Every seat in relative order: the current player first, then clockwise."""
+        p = self.player
+        seats = list(range(self.num_players))
+        return seats[p:] + seats[:p]
 
     def _turn_mask(self, mask: bytearray) -> None:
         p = self.player
         hand = self.hands[p]
         size = self.hand_sizes[p]
-        held = [t for t in _INSECT_IDS if hand[t]]
-        if self.may_go_out and hand[_HAWK]:
+        hawk = hand[_HAWK]
+        held = list(compress(_INSECT_IDS, hand))  # the insect types in hand
+        if self.may_go_out and hawk:
             mask[self._go_out] = 1
         if not self.swapped:
             width = len(self.pond)
@@ -739,52 +773,59 @@ class MurrayGame(Game):
             mask[self._end_turn] = 1
             return
         pass_ = self._pass
-        if hand[_HAWK]:
+        if hawk:
             mask[pass_ + _HAWK] = 1
         else:
             for t in held:
                 mask[pass_ + t] = 1
         # Cards this turn may still spend: the last card stays, and a Hawk holder keeps one beside
         # the Hawk, so that it can always pass the Hawk at the end of the turn (seed: "you must").
-        spare = size - 2 if hand[_HAWK] else size - 1
+        spare = size - 2 if hawk else size - 1
         if not spare:
             return
-        if spare >= 3 and len(self.swarms[p]) < self.options.max_swarms:
+        swarms = self.swarms[p]
+        if spare >= 3 and len(swarms) < self.options.max_swarms:
             create = self._create
-            for types, table in _CREATE_BY_VALUE:
-                key = 0
-                for t in types:
-                    count = hand[t]
-                    key = key * 4 + (count if count < 3 else 3)
-                for i in table[key]:
+            for a, b, c, table in _CREATE_TABLES:
+                x, y, z = hand[a], hand[b], hand[c]
+                if x + y + z < 3:  # fewer than three cards of this value (z may be the Hawk: only more)
+                    continue
+                for i in table[(x if x < 3 else 3) * 16 + (y if y < 3 else 3) * 4 + (z if z < 3 else 3)]:
                     mask[create + i] = 1
-        for slot, swarm in enumerate(self.swarms[p]):
+        for slot, swarm in enumerate(swarms):
             base = self._add + slot * NUM_INSECTS
-            for t in _TYPES_OF_VALUE_IDS[swarm_value(swarm)]:
+            for t in _SAME_VALUE[next(compress(_INSECT_IDS, swarm))]:
                 if hand[t]:
                     mask[base + t] = 1
-        for i, card in enumerate(_ABILITY_IDS):
-            if not hand[card]:
-                continue
-            if card in (_DEER_FLY, _HORNET):
-                ok = any(self.hand_sizes[q] >= 2 for q in range(self.num_players) if q != p)
-            elif card == _FIREFLY:
-                ok = self._has_swarm()
-            elif card == _ROBBER_FLY:
-                ok = self._has_fly_swarm()
-            else:
-                ok = True
-            if ok:
-                mask[self._ability + i] = 1
+        self._ability_mask(mask, hand)
         if not self.fly_drawn:
             fly_draw = self._fly_draw
-            for i, card in enumerate(_COMMON_IDS):
-                if hand[card]:
-                    mask[fly_draw + i] = 1
+            for i in compress(_COMMON_SLOTS, hand):
+                mask[fly_draw + i] = 1
+
+    def _ability_mask(self, mask: bytearray, hand: list[int]) -> None:
+        """The abilities in hand that have something to work on."""
+        use = self._use
+        if hand[_DEER_FLY] or hand[_HORNET]:  # need another player holding two cards or more
+            sizes = self.hand_sizes
+            # The player holds two or more (it has a card to spare), so a second such seat is needed.
+            if len(sizes) - sizes.count(0) - sizes.count(1) >= 2:
+                if hand[_DEER_FLY]:
+                    mask[use[_DEER_FLY]] = 1
+                if hand[_HORNET]:
+                    mask[use[_HORNET]] = 1
+        if hand[_DRAGONFLY]:
+            mask[use[_DRAGONFLY]] = 1
+        if hand[_FIREFLY] and self._has_swarm():
+            mask[use[_FIREFLY]] = 1
+        if hand[_ROBBER_FLY] and self._has_fly_swarm():
+            mask[use[_ROBBER_FLY]] = 1
+        if hand[_PAPER_WASP]:
+            mask[use[_PAPER_WASP]] = 1
 
     def apply(self, action: int) -> None:
         """Apply a legal action of the current player, then resolve every chance event it starts."""
-        self.log = []
+        self._notes = []
         kind = self.decision_kind
         if kind == _Decision.TURN:
             self._apply_turn(action)
@@ -794,24 +835,28 @@ class MurrayGame(Game):
             victim = self._seat_at(action - self._player + 1)
             card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
             self._take_from(self.player, victim, card, hornet=False)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} at random from player_{victim}")
+            self._notes.append(
+                ("player_{} takes a {} at random from player_{}", (self.player, CARD_NAMES[card], victim))
+            )
             self.decision_kind = _Decision.TURN
         elif kind == _Decision.HORNET_PLAYER:
             self.target = self._seat_at(action - self._player + 1)
             self.events.append((_EV_LOOK, self.player, self.target, tuple(self.hands[self.target])))
-            self.log.append(f"player_{self.player} looks at player_{self.target}'s hand")
+            self._notes.append(("player_{} looks at player_{}'s hand", (self.player, self.target)))
             self.decision_kind = _Decision.HORNET_TAKE
         elif kind == _Decision.HORNET_TAKE:
             card = action - self._take
             self._take_from(self.player, self.target, card, hornet=True)
             self.seen[self.player][self.target] = list(self.hands[self.target])
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{self.target}")
+            self._notes.append(
+                ("player_{} takes a {} from player_{}", (self.player, CARD_NAMES[card], self.target))
+            )
             self.target = -1
             self.decision_kind = _Decision.TURN
         elif kind == _Decision.DRAGONFLY:
             card = self.pond.pop(action - self._pond)
             self._take_into_hand(self.player, card)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from the pond")
+            self._notes.append(("player_{} takes a {} from the pond", (self.player, CARD_NAMES[card])))
             self.decision_kind = _Decision.TURN
             self.filling = True
             self._run()
@@ -842,17 +887,17 @@ class MurrayGame(Game):
                 self._play_from_hand(p, t)
                 swarm[t] += 1
             self.swarms[p].append(swarm)
-            self.log.append(f"player_{p} creates a swarm of {self._names(SWARM_COMBOS[i])}")
+            self._notes.append(("player_{} creates a swarm of {}", (p, _COMBO_NAMES[i])))
         elif block == "add":
             slot, card = divmod(i, NUM_INSECTS)
             self._play_from_hand(p, card)
             self.swarms[p][slot][card] += 1
-            self.log.append(f"player_{p} adds a {CARD_NAMES[card]} to swarm {slot}")
+            self._notes.append(("player_{} adds a {} to swarm {}", (p, CARD_NAMES[card], slot)))
         elif block == "ability":
             card = ABILITY_CARDS[i]
             self._play_from_hand(p, card)
             self.discard[card] += 1
-            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} to use it")
+            self._notes.append(("player_{} discards a {} to use it", (p, CARD_NAMES[card])))
             if card == _Card.DEER_FLY:
                 self.decision_kind = _Decision.DEER_FLY
             elif card == _Card.DRAGONFLY:
@@ -873,13 +918,15 @@ class MurrayGame(Game):
             self._swap_with_pond(p, card, taken)
             insort(self.pond, card)
             self.swapped = True
-            self.log.append(f"player_{p} swaps a {CARD_NAMES[card]} for the pond's {CARD_NAMES[taken]}")
+            self._notes.append(
+                ("player_{} swaps a {} for the pond's {}", (p, CARD_NAMES[card], CARD_NAMES[taken]))
+            )
         elif block == "fly_draw":
             card = COMMON_FLIES[i]
             self._play_from_hand(p, card)
             self.discard[card] += 1
             self.fly_drawn = True
-            self.log.append(f"player_{p} discards a {CARD_NAMES[card]} and draws two")
+            self._notes.append(("player_{} discards a {} and draws two", (p, CARD_NAMES[card])))
             for _ in range(2):
                 drawn = self._draw()
                 if drawn < 0:
@@ -887,19 +934,19 @@ class MurrayGame(Game):
                 if drawn == _Card.MURRAY:  # this action cannot play Murray: discarded, not replaced
                     self._reveal(drawn)
                     self.discard[_Card.MURRAY] += 1
-                    self.log.append("a Murray drawn this way is discarded")
+                    self._notes.append(("a Murray drawn this way is discarded", ()))
                 else:
                     self._draw_face_down(p, drawn)
         elif block == "pass":
             left = (p + 1) % self.num_players
             self._pass_left(p, i)
-            self.log.append(f"player_{p} passes a card to player_{left}")
+            self._notes.append(("player_{} passes a card to player_{}", (p, left)))
             if self.hand_sizes[p] > self.options.hand_limit:
                 self.decision_kind = _Decision.DISCARD
             else:
                 self._next_turn()
         else:  # end_turn with a single card: nothing is passed
-            self.log.append(f"player_{p} ends the turn holding a single card")
+            self._notes.append(("player_{} ends the turn holding a single card", (p,)))
             self._next_turn()
 
     def _apply_murray(self, index: int) -> None:
@@ -910,7 +957,9 @@ class MurrayGame(Game):
             self.discard[t] += c
         self.discard[_Card.MURRAY] += 1
         self.tadpoles[owner] += 1
-        self.log.append(f"Murray destroys player_{owner}'s swarm {slot}; player_{owner} gets a tadpole")
+        self._notes.append(
+            ("Murray destroys player_{}'s swarm {}; player_{} gets a tadpole", (owner, slot, owner))
+        )
         if self.murray_resets_pond:
             self.murray_resets_pond = False
             self._reset_pond()
@@ -925,12 +974,14 @@ class MurrayGame(Game):
         self.chosen = (-1, -1)
         if kind == _Decision.FIREFLY_TAKE:
             self._take_into_hand(self.player, card)
-            self.log.append(f"player_{self.player} takes a {CARD_NAMES[card]} from player_{owner}'s swarm")
+            self._notes.append(
+                ("player_{} takes a {} from player_{}'s swarm", (self.player, CARD_NAMES[card], owner))
+            )
             self.decision_kind = _Decision.TURN
             return
         self.discard[card] += 1
         self.robber_left -= 1
-        self.log.append(f"the Robber Fly discards a {CARD_NAMES[card]} from player_{owner}'s swarm")
+        self._notes.append(("the Robber Fly discards a {} from player_{}'s swarm", (CARD_NAMES[card], owner)))
         if self.robber_left and self._has_fly_swarm():
             self.decision_kind = _Decision.ROBBER_SWARM
         else:
@@ -1034,7 +1085,7 @@ class MurrayGame(Game):
         other.shown = [list(h) for h in self.shown]
         other.hawk_draws = list(self.hawk_draws)
         other.events = list(self.events)
-        other.log = list(self.log)
+        other._notes = list(self._notes)
         return other
 
     def state_dict(self) -> dict[str, Any]:

@@ -1,0 +1,216 @@
+"""Murray's speed structures against their plain references, each with a broken twin that must fail.
+
+The legal mask's create block is read from tables keyed by three capped counts, checked against
+the combinations themselves; the observer's one-hots, its seat rows packed once for every seat
+(`_SharedRows`) and its side-by-side packs are checked against `encode_full` (a fresh observer's
+`fill` from scratch) over masked random play, clones and re-deals included.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from fowlplay import envs
+from fowlplay.envs.core.testing import random_legal
+from fowlplay.envs.murray import observation, rules
+from fowlplay.envs.murray.rules import Card, MurrayGame, MurrayOptions
+
+from tests.envs.test_observer_caches import mismatches
+
+
+# ----- the legal mask's create tables -----------------------------------------------------------
+def create_table_errors(tables) -> int:
+    """Hands of 0..4 of each type of a value (and 0..2 Hawks): entries that differ from the combinations."""
+    errors = 0
+    for a, b, c, table in tables:
+        types = tuple(dict.fromkeys(t for t in (a, b, c) if t != rules._HAWK))
+        value = rules.VALUE[types[0]]
+        for held in itertools.product(range(5), repeat=3):
+            hand = [0] * rules.HAND_KINDS
+            for t, count in zip((a, b, c), held):
+                hand[t] = count
+            expected = [
+                i
+                for i, combo in enumerate(rules.SWARM_COMBOS)
+                if rules.VALUE[combo[0]] == value and all(hand[t] >= combo.count(t) for t in set(combo))
+            ]
+            x, y, z = (min(count, 3) for count in held)
+            errors += list(table[x * 16 + y * 4 + z]) != expected
+    return errors
+
+
+def test_create_tables_keyed_by_three_counts_match_the_combinations():
+    assert create_table_errors(rules._CREATE_TABLES) == 0
+
+
+def _hawk_digit_read_as_the_last_type(types, table):
+    """A broken twin: a two-type value's table keyed as if the Hawk were its second type."""
+    a, b = types if len(types) == 2 else (None, None)
+    if a is None:
+        return (*types, table)
+    return a, b, rules._HAWK, tuple(table[(key // 16) * 4 + key % 4] for key in range(64))
+
+
+def test_a_create_table_reading_the_wrong_digit_is_caught():
+    broken = tuple(_hawk_digit_read_as_the_last_type(types, table) for types, table in rules._CREATE_BY_VALUE)
+    assert create_table_errors(broken) > 0
+
+
+def create_block_mismatches(games: int = 40, seed: int = 11) -> int:
+    """Masked random play: turn decisions whose create block differs from the combinations in hand."""
+    env = envs.make("murray_frog_v0")
+    rng = np.random.default_rng(seed)
+    create = env.game_cls.action_layout(env.options)["create"]
+    wrong = 0
+    for game_seed in range(games):
+        env.reset(seed=game_seed)
+        for agent in env.agent_iter():
+            observation_, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            game, mask = env.game, observation_["action_mask"]
+            hand, size = game.hands[game.player], game.hand_sizes[game.player]
+            spare = size - 2 if hand[Card.HAWK] else size - 1
+            if game.decision() == "turn" and spare >= 3 and len(game.swarms[game.player]) < 8:
+                expected = [
+                    int(all(hand[t] >= combo.count(t) for t in set(combo))) for combo in rules.SWARM_COMBOS
+                ]
+                wrong += mask[create.start : create.stop].tolist() != expected
+            env.step(random_legal(mask, rng))
+    return wrong
+
+
+def test_the_create_block_of_the_mask_is_the_combinations_in_hand():
+    assert create_block_mismatches() == 0
+
+
+def test_a_mask_read_from_broken_create_tables_is_caught(monkeypatch):
+    broken = tuple(_hawk_digit_read_as_the_last_type(types, table) for types, table in rules._CREATE_BY_VALUE)
+    monkeypatch.setattr(rules, "_CREATE_TABLES", broken)
+    assert create_block_mismatches(games=10) > 0
+
+
+def _deer_fly_table() -> MurrayGame:
+    """player_0 holds a Deer Fly and a Hornet among four cards; the others hold a single card each."""
+    game = MurrayGame(MurrayOptions(), np.random.default_rng(0))
+    flies = [Card.FRUIT_FLY] * 12
+    game.set_table(
+        hands=[[Card.DEER_FLY, Card.HORNET, Card.MIDGE, Card.MIDGE], [Card.MAYFLY], [Card.HOUSE_FLY]],
+        pond=[Card.FRUIT_FLY] * 3,
+        deck=flies,
+        draws=0,
+    )
+    return game
+
+
+def test_deer_fly_and_hornet_need_another_player_holding_two_cards():
+    """Only player_0 holds two cards or more: neither ability has a target, so neither is legal."""
+    game = _deer_fly_table()
+    use = game.layout["ability"].start
+    mask = game.legal_mask()
+    assert mask[use + rules.ABILITY_CARDS.index(Card.DEER_FLY)] == 0
+    assert mask[use + rules.ABILITY_CARDS.index(Card.HORNET)] == 0
+    game.hands[2][Card.HOUSE_FLY] += 1  # player_2 now holds two cards: both have a target
+    game.hand_sizes[2] += 1
+    mask = game.legal_mask()
+    assert mask[use + rules.ABILITY_CARDS.index(Card.DEER_FLY)] == 1
+    assert mask[use + rules.ABILITY_CARDS.index(Card.HORNET)] == 1
+
+
+# ----- the observer's structures ----------------------------------------------------------------
+@pytest.mark.parametrize("num_players", list(rules.PLAYER_COUNTS))
+def test_the_incremental_encoder_matches_encode_full(num_players):
+    env = envs.make("murray_frog_v0", num_players=num_players)
+    assert mismatches(env, type(env.observer)(env.observer.options), games=3, seed=num_players) == 0
+
+
+class _NeverLit:
+    """A broken twin's record of the one-hots set: always empty, so the old ones are never cleared."""
+
+    def __get__(self, state, owner=None):
+        return []
+
+    def __set__(self, state, value):
+        pass
+
+
+def test_one_hots_never_cleared_are_caught(monkeypatch):
+    monkeypatch.setattr(observation._SeatState, "hot", _NeverLit(), raising=False)
+    env = envs.make("murray_frog_v0")
+    assert mismatches(env, type(env.observer)(env.observer.options), games=2) > 0
+
+
+def test_shared_rows_that_keep_live_lists_are_caught():
+    """A broken twin: the swarm snapshot holds the game's own lists, so a change never shows."""
+    env = envs.make("murray_frog_v0")
+    broken = type(env.observer)(env.observer.options)
+    pack = observation._swarm_block_packer(env.options.max_swarms)
+    broken._shared_swarms = observation._SharedRows(env.options.num_players, pack, lambda swarms: swarms)
+    assert mismatches(env, broken, games=2) > 0
+
+
+def test_shared_rows_laid_out_in_absolute_seat_order_are_caught(monkeypatch):
+    """A broken twin: every seat sees the table's rows in absolute order, not from its own seat."""
+    env = envs.make("murray_frog_v0")
+    broken = type(env.observer)(env.observer.options)
+    original = broken._shared_shown.rows
+
+    def unrotated(current):
+        snapshot, blobs = original(current)
+        return snapshot, _SameForEverySeat(blobs)
+
+    monkeypatch.setattr(broken._shared_shown, "rows", unrotated)
+    assert mismatches(env, broken, games=3) > 0
+
+
+class _SameForEverySeat(list):
+    """Rows whose rotation (`rows[p:] + rows[:p]`) gives back the absolute order for every seat."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):  # rows[p:] is every row, rows[:p] none
+            return list(self) if index.stop is None else []
+        return super().__getitem__(index)
+
+
+def test_shared_rows_repack_exactly_the_changed_rows():
+    """`rows` against packing every row afresh, through changes; old snapshots never change."""
+    pack = observation._counts_packer()
+    shared = observation._SharedRows(3, pack, list)
+    current = [[0] * rules.HAND_KINDS for _ in range(3)]
+    rng = np.random.default_rng(5)
+    kept = []
+    for _ in range(200):
+        seat, card = int(rng.integers(3)), int(rng.integers(rules.HAND_KINDS))
+        current[seat][card] = int(rng.integers(4))
+        snapshot, blobs = shared.rows(current)
+        assert snapshot == current and snapshot is not current
+        assert blobs == [pack(row) for row in current]
+        kept.append((snapshot, [list(row) for row in snapshot]))
+    for snapshot, as_it_was in kept:
+        assert snapshot == as_it_was
+
+
+def test_shared_rows_that_never_repack_are_caught():
+    """A broken twin of the check above: a row packed once is never packed again."""
+
+    class Stale(observation._SharedRows):
+        def rows(self, current):
+            if self.blobs[0] is None:
+                return super().rows(current)
+            return [list(row) for row in current], self.blobs
+
+    env = envs.make("murray_frog_v0")
+    broken = type(env.observer)(env.observer.options)
+    broken._shared_shown = Stale(env.options.num_players, observation._counts_packer(), list)
+    assert mismatches(env, broken, games=3) > 0
+
+
+def test_pieces_packed_together_must_stay_side_by_side():
+    """The packs write runs of pieces at once: a layout that splits a run is refused at construction."""
+    at = {"my_hand": slice(14, 27), "hand_sizes": slice(27, 30), "swarms": slice(30, 318)}
+    observation._check_side_by_side(at, ("my_hand", "hand_sizes"))
+    with pytest.raises(AssertionError, match="side by side"):
+        observation._check_side_by_side(at, ("my_hand", "swarms"))
