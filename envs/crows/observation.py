@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 from fowlplay.envs.core import Observer, Piece
 from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
 
@@ -23,10 +24,31 @@ class CrowsObserver(Observer):
         self._deck_size = options.deck_size  # a property: computed once here, read every decision
         self._available = self._buffer[self.offsets["available"]]
         n = options.num_players
+        self._n, self._v = n, options.max_value
         #: Absolute seats in each observer's relative order.
         self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
         #: Copies of the discard pile and deck counts the dense pieces were last written from.
         self._counts_seen: list[list[int] | None] = [None, None]
+        # `encode` keeps each seat's vector between calls and rewrites a piece only when what it was
+        # built from changed (piles change a card or two a turn, observations come every decision);
+        # `_seen_state[seat]` holds copies of those inputs, never the live lists.
+        self._vectors, _ = self.seat_buffers()
+        self._memory = [memoryview(vector) for vector in self._vectors]
+        self._seen_state = [_SeatState(n) for _ in range(n)]
+        self._at = SimpleNamespace(**{name: span.start for name, span in self.offsets.items()})
+        self._bytes = [memoryview(vector).cast("B") for vector in self._vectors]
+        # `discard_pile` and `deck_counts` lie side by side: one span of bytes for both.
+        item = self._buffer.itemsize
+        self._counts_span = slice(
+            self.offsets["discard_pile"].start * item, self.offsets["deck_counts"].stop * item
+        )
+        assert self.offsets["discard_pile"].stop == self.offsets["deck_counts"].start
+        #: The pile counts `_counts_row` last built (its own copies and scratch: `fill` keeps its own).
+        self._counts_row_seen: list[list[int] | None] = [None, None]
+        self._counts_scratch = memoryview(np.zeros(2 * self._v, dtype=np.float32))
+        self._counts_bytes = b""
+        for player, memory in enumerate(self._memory):
+            memory[self._at.last_seat + (n - 1 - player) % n] = 1.0  # the same for the whole game
 
     @staticmethod
     def _write_counts(part, counts: list[int], copies: int) -> None:
@@ -143,6 +165,119 @@ class CrowsObserver(Observer):
         parts.turn_progress[0] = game.turns / opts.max_turns
         parts.decision_progress[0] = game.decisions / opts.max_decisions
 
+    def encode(self, game: CrowsGame, player: int) -> np.ndarray:
+        """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
+        mem, state, at = self._memory[player], self._seen_state[player], self._at
+        opts = game.options
+        n, copies = self._n, opts.copies_per_value
+        # The one-hots and the few-card pieces change every decision: clear last call's entries,
+        # then write this call's (`+=` on a cleared entry adds to 0.0, as `fill` does).
+        for i in state.marks:
+            mem[i] = 0.0
+        turn = game.turn_player
+        marks = [
+            at.decision + game.kind,
+            at.acting_seat + (game.to_act - player) % n,
+            at.turn_seat + (turn - player) % n,
+        ]
+        for i in marks:
+            mem[i] = 1.0
+        if game.prov_run:
+            start = at.provisional_run - 1
+            for card in game.prov_run:
+                marks.append(start + card)
+                mem[start + card] = 1.0
+        if game.prov_set:
+            i = at.provisional_set + game.sets[turn][0] - 1
+            marks.append(i)
+            mem[i] = game.prov_set / copies
+        if game.revealed:
+            start = at.revealed - 1
+            for card in game.revealed:
+                marks.append(start + card)
+                mem[start + card] += 0.5
+        if game.pending:
+            i = at.to_place + game.pending - 1
+            marks.append(i)
+            mem[i] = 1.0
+        if game.available:
+            self._write_available(game.available, self._vectors[player], marks, copies)
+        state.marks = marks
+        # The table: each relative seat's piles and track, rewritten seat by seat when they changed.
+        if game.runs != state.runs:
+            self._write_runs(game.runs, player, state.runs, mem)
+        if game.sets != state.sets:
+            self._write_sets(game.sets, player, state.sets, mem, copies)
+        if game.track != state.track:
+            state.track = list(game.track)
+            track_length = opts.track_length
+            for i, seat in enumerate(self._seat_lists[player]):
+                mem[at.track + i] = state.track[seat] / track_length
+        # The pile counts are the same for every seat: built once per change, copied in as bytes.
+        counts = self._counts_row(game)
+        if state.counts is not counts:
+            state.counts = counts
+            self._bytes[player][self._counts_span] = counts
+        # Single numbers, as `fill` writes them.
+        mem[at.deck_size] = len(game.deck) / self._deck_size
+        if opts.coin_spaces:
+            mem[at.coins_pending] = game.coins / len(opts.coin_spaces)
+        mem[at.final_round] = max(game.track) >= opts.track_length  # a bool: 1.0 or 0.0
+        if opts.pile_discards_per_turn:
+            left = opts.pile_discards_per_turn - game.pile_discards
+            mem[at.pile_discards_left] = left / opts.pile_discards_per_turn
+        mem[at.turn_progress] = game.turns / opts.max_turns
+        mem[at.decision_progress] = game.decisions / opts.max_decisions
+        return self._vectors[player].copy()
+
+    def _counts_row(self, game: CrowsGame) -> bytes:
+        """The `discard_pile` and `deck_counts` pieces (adjacent) as bytes, rebuilt when the counts change."""
+        seen = self._counts_row_seen
+        if game.discard != seen[0] or game.deck_counts != seen[1]:
+            seen[0], seen[1] = list(game.discard), list(game.deck_counts)
+            copies, row, v = game.options.copies_per_value, self._counts_scratch, self._v
+            self._write_counts(row[:v], game.discard, copies)
+            self._write_counts(row[v:], game.deck_counts, copies)
+            self._counts_bytes = row.tobytes()
+        return self._counts_bytes
+
+    def _write_available(
+        self, available: list[int], vector: np.ndarray, marks: list[int], copies: int
+    ) -> None:
+        """The `available` piece, added up in float32 on a numpy view as `fill` does (0.1 steps round)."""
+        start = self._at.available - 1
+        for card in available:
+            marks.append(start + card)
+            vector[start + card] += 1.0 / copies
+
+    def _write_runs(self, runs: list[list[int]], player: int, seen: list[list[int]], mem) -> None:
+        """The `run` piece of each seat whose RUN differs from `seen` (updated to copies)."""
+        n, v, start = self._n, self._v, self._at.run - 1
+        for seat in range(n):
+            run = runs[seat]
+            if run != seen[seat]:
+                base = start + (seat - player) % n * v  # card c of relative seat i sits at i*v + c - 1
+                for card in seen[seat]:
+                    mem[base + card] = 0.0
+                for card in run:
+                    mem[base + card] = 1.0
+                seen[seat] = list(run)
+
+    def _write_sets(
+        self, sets: list[list[int]], player: int, seen: list[list[int]], mem, copies: int
+    ) -> None:
+        """The `set` piece of each seat whose SET differs from `seen` (updated to copies)."""
+        n, v, start = self._n, self._v, self._at.set - 1
+        for seat in range(n):
+            cards = sets[seat]
+            if cards != seen[seat]:
+                base = start + (seat - player) % n * v
+                if seen[seat]:
+                    mem[base + seen[seat][0]] = 0.0
+                if cards:
+                    mem[base + cards[0]] = len(cards) / copies
+                seen[seat] = list(cards)
+
     def view(self, game: CrowsGame, player: int) -> str:
         """The table as `player` sees it, in plain text: everything but the deck's order."""
         opts = game.options
@@ -203,3 +338,14 @@ def _counts(per_value: list[int]) -> str:
 def _cards(cards) -> str:
     """Cards in value order, or '-' for none (the order cards came in tells nobody anything)."""
     return " ".join(str(c) for c in sorted(cards)) or "-"
+
+
+class _SeatState:
+    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
+
+    def __init__(self, n: int) -> None:
+        self.marks: list[int] = []  # the one-hot and few-card entries written by the last call
+        self.runs: list[list[int]] = [[] for _ in range(n)]  # by absolute seat; the vector starts empty
+        self.sets: list[list[int]] = [[] for _ in range(n)]
+        self.track: list[int] | None = None
+        self.counts: bytes | None = None  # the shared row of pile counts last copied in
