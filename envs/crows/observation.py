@@ -5,6 +5,7 @@ many cards of each value it holds, which follows from the face-up cards)."""
 
 from __future__ import annotations
 
+import struct
 from types import SimpleNamespace
 
 import numpy as np
@@ -34,21 +35,29 @@ class CrowsObserver(Observer):
         # `_seen_state[seat]` holds copies of those inputs, never the live lists.
         self._vectors, _ = self.seat_buffers()
         self._memory = [memoryview(vector) for vector in self._vectors]
+        self._bytes = [memoryview(vector).cast("B") for vector in self._vectors]
         self._seen_state = [_SeatState(n) for _ in range(n)]
         self._at = SimpleNamespace(**{name: span.start for name, span in self.offsets.items()})
-        self._bytes = [memoryview(vector).cast("B") for vector in self._vectors]
-        # `discard_pile` and `deck_counts` lie side by side: one span of bytes for both.
+        # The head: the pieces `decision`, `acting_seat`, `turn_seat` and `last_seat`, in this order.
+        heads = ("decision", "acting_seat", "turn_seat", "last_seat")
+        if [piece.name for piece in self.pieces[: len(heads)]] != list(heads):
+            raise ValueError(f"the observation must start with the pieces {heads}")
         item = self._buffer.itemsize
-        self._counts_span = slice(
-            self.offsets["discard_pile"].start * item, self.offsets["deck_counts"].stop * item
+        self._head_span = slice(0, self.offsets["last_seat"].stop * item)
+        #: The head's bytes by (player, decision kind, acting seat, turn seat): a few hundred at most.
+        self._heads: dict[tuple[int, int, int, int], bytes] = {}
+        # A count piece is written as bytes, joined from the float32 bytes of each count / copies.
+        self._discard_span, self._deck_counts_span = (
+            slice(self.offsets[name].start * item, self.offsets[name].stop * item)
+            for name in ("discard_pile", "deck_counts")
         )
-        assert self.offsets["discard_pile"].stop == self.offsets["deck_counts"].start
-        #: The pile counts `_counts_row` last built (its own copies and scratch: `fill` keeps its own).
-        self._counts_row_seen: list[list[int] | None] = [None, None]
-        self._counts_scratch = memoryview(np.zeros(2 * self._v, dtype=np.float32))
-        self._counts_bytes = b""
-        for player, memory in enumerate(self._memory):
-            memory[self._at.last_seat + (n - 1 - player) % n] = 1.0  # the same for the whole game
+        per_copy = 1.0 / options.copies_per_value  # as `_write_counts` scales them
+        self._count_bytes = [
+            struct.pack("f", count * per_copy) for count in range(options.copies_per_value + 1)
+        ]
+        # The options `encode` divides by, read once (the same numbers `fill` reads off the game).
+        self._coin_spaces = len(options.coin_spaces)
+        self._discards_per_turn = options.pile_discards_per_turn
 
     @staticmethod
     def _write_counts(part, counts: list[int], copies: int) -> None:
@@ -169,19 +178,21 @@ class CrowsObserver(Observer):
         """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
         mem, state, at = self._memory[player], self._seen_state[player], self._at
         opts = game.options
-        n, copies = self._n, opts.copies_per_value
-        # The one-hots and the few-card pieces change every decision: clear last call's entries,
-        # then write this call's (`+=` on a cleared entry adds to 0.0, as `fill` does).
+        copies = opts.copies_per_value
+        # The head (decision kind and the acting, turn and last seats) from a cache of its bytes.
+        raw = self._bytes[player]
+        key = (player, game.kind, game.to_act, game.turn_player)
+        head = self._heads.get(key)
+        if head is None:
+            head = self._head(*key)
+        if head is not state.head:
+            state.head = raw[self._head_span] = head
+        # The few-card pieces: clear last call's entries, then write this call's (`+=` on a cleared
+        # entry adds to 0.0, as `fill` does).
         for i in state.marks:
             mem[i] = 0.0
         turn = game.turn_player
-        marks = [
-            at.decision + game.kind,
-            at.acting_seat + (game.to_act - player) % n,
-            at.turn_seat + (turn - player) % n,
-        ]
-        for i in marks:
-            mem[i] = 1.0
+        marks = []
         if game.prov_run:
             start = at.provisional_run - 1
             for card in game.prov_run:
@@ -213,33 +224,47 @@ class CrowsObserver(Observer):
             track_length = opts.track_length
             for i, seat in enumerate(self._seat_lists[player]):
                 mem[at.track + i] = state.track[seat] / track_length
-        # The pile counts are the same for every seat: built once per change, copied in as bytes.
-        counts = self._counts_row(game)
-        if state.counts is not counts:
-            state.counts = counts
-            self._bytes[player][self._counts_span] = counts
-        # Single numbers, as `fill` writes them.
-        mem[at.deck_size] = len(game.deck) / self._deck_size
-        if opts.coin_spaces:
-            mem[at.coins_pending] = game.coins / len(opts.coin_spaces)
-        mem[at.final_round] = max(game.track) >= opts.track_length  # a bool: 1.0 or 0.0
-        if opts.pile_discards_per_turn:
-            left = opts.pile_discards_per_turn - game.pile_discards
-            mem[at.pile_discards_left] = left / opts.pile_discards_per_turn
-        mem[at.turn_progress] = game.turns / opts.max_turns
+            mem[at.final_round] = max(state.track) >= track_length  # a bool: 1.0 or 0.0
+        # The pile counts change when a card is drawn or discarded: their whole pieces then.
+        if game.discard != state.discard:
+            state.discard = list(game.discard)
+            raw[self._discard_span] = self._count_row(game.discard)
+        if game.deck_counts != state.deck_counts:
+            state.deck_counts = list(game.deck_counts)
+            raw[self._deck_counts_span] = self._count_row(game.deck_counts)
+            mem[at.deck_size] = len(game.deck) / self._deck_size
+        # Single numbers, as `fill` writes them; those that change a few times a game only then.
+        if game.coins != state.coins and self._coin_spaces:
+            state.coins = game.coins
+            mem[at.coins_pending] = game.coins / self._coin_spaces
+        if game.pile_discards != state.pile_discards and self._discards_per_turn:
+            state.pile_discards = game.pile_discards
+            left = self._discards_per_turn - game.pile_discards
+            mem[at.pile_discards_left] = left / self._discards_per_turn
+        if game.turns != state.turns:
+            state.turns = game.turns
+            mem[at.turn_progress] = game.turns / opts.max_turns
         mem[at.decision_progress] = game.decisions / opts.max_decisions
         return self._vectors[player].copy()
 
-    def _counts_row(self, game: CrowsGame) -> bytes:
-        """The `discard_pile` and `deck_counts` pieces (adjacent) as bytes, rebuilt when the counts change."""
-        seen = self._counts_row_seen
-        if game.discard != seen[0] or game.deck_counts != seen[1]:
-            seen[0], seen[1] = list(game.discard), list(game.deck_counts)
-            copies, row, v = game.options.copies_per_value, self._counts_scratch, self._v
-            self._write_counts(row[:v], game.discard, copies)
-            self._write_counts(row[v:], game.deck_counts, copies)
-            self._counts_bytes = row.tobytes()
-        return self._counts_bytes
+    def _head(self, player: int, kind: int, acting: int, turn: int) -> bytes:
+        """The head's float32 bytes for `player` (as `fill` writes those pieces), kept in `_heads`."""
+        n, at = self._n, self._at
+        head = np.zeros(at.last_seat + n, dtype=np.float32)
+        head[at.decision + kind] = 1.0
+        head[at.acting_seat + (acting - player) % n] = 1.0
+        head[at.turn_seat + (turn - player) % n] = 1.0
+        head[at.last_seat + (n - 1 - player) % n] = 1.0
+        self._heads[player, kind, acting, turn] = head.tobytes()
+        return self._heads[player, kind, acting, turn]
+
+    def _count_row(self, counts: list[int]) -> bytes:
+        """Counts of values 1..max_value / copies as float32 bytes, the values `_write_counts` writes."""
+        try:
+            return b"".join(map(self._count_bytes.__getitem__, counts[1:]))
+        except IndexError:  # more copies of a value than the game has: only a hand-stacked deck
+            per_copy = 1.0 / self.options.copies_per_value
+            return b"".join(struct.pack("f", count * per_copy) for count in counts[1:])
 
     def _write_available(
         self, available: list[int], vector: np.ndarray, marks: list[int], copies: int
@@ -344,8 +369,13 @@ class _SeatState:
     """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
 
     def __init__(self, n: int) -> None:
-        self.marks: list[int] = []  # the one-hot and few-card entries written by the last call
+        self.head: bytes | None = None  # the head's bytes last copied in
+        self.marks: list[int] = []  # the few-card entries written by the last call
         self.runs: list[list[int]] = [[] for _ in range(n)]  # by absolute seat; the vector starts empty
         self.sets: list[list[int]] = [[] for _ in range(n)]
         self.track: list[int] | None = None
-        self.counts: bytes | None = None  # the shared row of pile counts last copied in
+        self.discard: list[int] | None = None
+        self.deck_counts: list[int] | None = None
+        self.coins: int | None = None
+        self.pile_discards: int | None = None
+        self.turns: int | None = None
