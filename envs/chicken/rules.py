@@ -7,6 +7,7 @@ inside `apply`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,6 @@ import numpy as np
 from fowlplay.envs.core import (
     ActionLayout,
     Game,
-    best_players,
     check_int,
     check_player_count,
     check_reward_mode,
@@ -109,6 +109,16 @@ def _draw_line(player: int, count: int, numbers: int, feet: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _mask(bid_cap: int, bid: int, max_bid: int) -> np.ndarray:
+    """The legal mask (pass, then bids bid+1..max_bid) that `legal_mask` hands out copies of."""
+    mask = np.zeros(1 + bid_cap, dtype=np.int8)
+    mask[0] = 1
+    mask[bid + 1 : max_bid + 1] = 1
+    mask.flags.writeable = False  # shared by every game: only its copies leave
+    return mask
+
+
 class ChickenGame(Game):
     """A game of Chicken in progress."""
 
@@ -196,8 +206,8 @@ class ChickenGame(Game):
         # Both lists are replaced, never changed in place, at the next tally: kept as they are.
         self._log.append((_ROUND_ENDS, (self.round, self.last_tally, self.scores)))
         # Our reading of the seed's "if any players are tied": tied for the lead.
-        leaders = best_players(self.scores)
-        if max(self.scores) >= opts.target and len(leaders) == 1:
+        top = max(self.scores)
+        if top >= opts.target and self.scores.count(top) == 1:  # one leader (`best_players`, inlined)
             self._terminal = True
         elif self.round >= opts.max_rounds:
             self._truncated = True
@@ -213,10 +223,8 @@ class ChickenGame(Game):
 
     def legal_mask(self) -> np.ndarray:
         """Pass is always legal; bids from current bid + 1 to `max_bid()`."""
-        mask = np.zeros(1 + self.options.bid_cap, dtype=np.int8)
-        mask[0] = 1
-        mask[self.bid + 1 : min(len(self.deck), self.options.bid_cap) + 1] = 1  # up to max_bid()
-        return mask
+        cap = self.options.bid_cap
+        return _mask(cap, self.bid, min(len(self.deck), cap)).copy()  # bids up to max_bid()
 
     def apply(self, action: int) -> None:
         """Bid (action k) or pass (action 0), then resolve the phase if it ended."""

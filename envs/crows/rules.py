@@ -388,7 +388,8 @@ class CrowsGame(Game):
         """Hand the claim to the next player who can place an available card, or end the turn."""
         while self.claimers and self.available:
             seat = self.claimers.pop(0)
-            if any(self.fits(seat, pile, c) for c in self.available for pile in Pile):
+            run, set_ = self.runs[seat], self.sets[seat]  # can it place one card in either pile?
+            if any(fits_run(run, c) or fits_set(set_, c) for c in self.available):
                 self.to_act = seat
                 self.phase = _Decision.CLAIM
                 return
