@@ -12,6 +12,9 @@ import numpy as np
 from fowlplay.envs.core import Observer, Piece
 from fowlplay.envs.crows.rules import CrowsGame, CrowsOptions, Decision
 
+#: `Decision` members as plain values (reading a member through its enum class costs more).
+_PRESS, _COIN = int(Decision.PRESS), int(Decision.COIN)
+
 
 class CrowsObserver(Observer):
     """Builds a Murder, She Crows observation from named pieces."""
@@ -55,7 +58,10 @@ class CrowsObserver(Observer):
         self._count_bytes = [
             struct.pack("f", count * per_copy) for count in range(options.copies_per_value + 1)
         ]
-        # The options `encode` divides by, read once (the same numbers `fill` reads off the game).
+        # The options `encode` reads, read once (the numbers `fill` reads off the game's options,
+        # which are these: an observer's pieces are sized for its own options).
+        self._copies, self._track_length = options.copies_per_value, options.track_length
+        self._max_turns, self._max_decisions = options.max_turns, options.max_decisions
         self._coin_spaces = len(options.coin_spaces)
         self._discards_per_turn = options.pile_discards_per_turn
 
@@ -177,11 +183,11 @@ class CrowsObserver(Observer):
     def encode(self, game: CrowsGame, player: int) -> np.ndarray:
         """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
         mem, state, at = self._memory[player], self._seen_state[player], self._at
-        opts = game.options
-        copies = opts.copies_per_value
+        copies = self._copies
         # The head (decision kind and the acting, turn and last seats) from a cache of its bytes.
         raw = self._bytes[player]
-        key = (player, game.kind, game.to_act, game.turn_player)
+        kind = _COIN if game.phase == _PRESS and game.coins else game.phase  # `game.kind`, inlined
+        key = (player, kind, game.to_act, game.turn_player)
         head = self._heads.get(key)
         if head is None:
             head = self._head(*key)
@@ -221,7 +227,7 @@ class CrowsObserver(Observer):
             self._write_sets(game.sets, player, state.sets, mem, copies)
         if game.track != state.track:
             state.track = list(game.track)
-            track_length = opts.track_length
+            track_length = self._track_length
             for i, seat in enumerate(self._seat_lists[player]):
                 mem[at.track + i] = state.track[seat] / track_length
             mem[at.final_round] = max(state.track) >= track_length  # a bool: 1.0 or 0.0
@@ -243,8 +249,8 @@ class CrowsObserver(Observer):
             mem[at.pile_discards_left] = left / self._discards_per_turn
         if game.turns != state.turns:
             state.turns = game.turns
-            mem[at.turn_progress] = game.turns / opts.max_turns
-        mem[at.decision_progress] = game.decisions / opts.max_decisions
+            mem[at.turn_progress] = game.turns / self._max_turns
+        mem[at.decision_progress] = game.decisions / self._max_decisions
         return self._vectors[player].copy()
 
     def _head(self, player: int, kind: int, acting: int, turn: int) -> bytes:
