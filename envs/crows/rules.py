@@ -479,7 +479,9 @@ class CrowsGame(Game):
     def legal_mask(self) -> np.ndarray:
         """Exact mask of the current decision."""
         mask = np.zeros(self._size, dtype=np.int8)
-        kind = self.kind
+        kind = self.phase
+        if kind == _Decision.PRESS and self.coins:  # `kind`, inlined: this runs every decision
+            kind = _Decision.COIN
         if kind == _Decision.CLAIM:
             p = self.to_act
             run, set_ = self.runs[p], self.sets[p]
