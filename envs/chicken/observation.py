@@ -36,6 +36,17 @@ class ChickenObserver(Observer):
         #: round's hand changes a few times, while it is observed at every decision).
         self._hand_rows: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._deck_size = options.deck_size  # a property: computed once here, read every decision
+        n = options.num_players
+        self._n = n
+        #: Absolute seats in each observer's relative order.
+        self._seat_lists = [[(p + i) % n for i in range(n)] for p in range(n)]
+        # `encode` keeps each seat's vector between calls and rewrites a piece only when what it was
+        # built from changed (hands change at a draw, bids at every decision); `_seen_state[seat]`
+        # holds copies of those inputs, never the live lists.
+        self._vectors, _ = self.seat_buffers()
+        self._memory = [memoryview(vector) for vector in self._vectors]
+        self._seen_state = [_SeatState() for _ in range(n)]
+        self._at = SimpleNamespace(**{name: span.start for name, span in self.offsets.items()})
 
     def _number_rows(self, mine: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(count of each value I hold, count I have not seen), both / copies_per_value."""
@@ -139,6 +150,67 @@ class ChickenObserver(Observer):
         parts.current_bid[0] = game.bid / opts.bid_cap
         parts.round_progress[0] = game.round / opts.max_rounds
 
+    def encode(self, game: ChickenGame, player: int) -> np.ndarray:
+        """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
+        mem, state, at, n = self._memory[player], self._seen_state[player], self._at, self._n
+        opts = game.options
+        # The one-hot seats change every decision: clear last call's, set this call's.
+        for i in state.marks:
+            mem[i] = 0.0
+        marks = [
+            at.phase_starter + (game.starter - player) % n,
+            at.round_starter + (game.round_starter - player) % n,
+        ]
+        if not game.over:
+            marks.append(at.acting_seat + (game.to_act - player) % n)
+        if game.high_bidder >= 0:
+            marks.append(at.high_bidder + (game.high_bidder - player) % n)
+        for i in marks:
+            mem[i] = 1.0
+        state.marks = marks
+        if game.bid != state.bid:
+            state.bid = game.bid
+            mem[at.current_bid] = game.bid / opts.bid_cap
+        if game.active != state.active:
+            state.active = list(game.active)
+            start = at.still_bidding
+            for i, seat in enumerate(self._seat_lists[player]):
+                mem[start + i] = game.active[seat]  # a bool: 1.0 or 0.0 in the float32 vector
+        # The hands (after a draw or a new round) and the pieces they decide.
+        if game.numbers != state.numbers or game.feet != state.feet or len(game.deck) != state.deck_left:
+            state.numbers = [list(numbers) for numbers in game.numbers]
+            state.feet, state.deck_left = list(game.feet), len(game.deck)
+            self._write_hands(game, player, mem)
+        if game.scores != state.scores:
+            state.scores = list(game.scores)
+            start, target = at.scores, opts.target
+            for i, seat in enumerate(self._seat_lists[player]):
+                mem[start + i] = game.scores[seat] / target
+        if game.round != state.round:
+            state.round = game.round
+            mem[at.round_progress] = game.round / opts.max_rounds
+        return self._vectors[player].copy()
+
+    def _write_hands(self, game: ChickenGame, player: int, mem: memoryview) -> None:
+        """The pieces the hands decide: my and unseen numbers, cards and feet held, the deck's counts."""
+        at, opts, deck_size = self._at, game.options, self._deck_size
+        mine = game.numbers[player]
+        mine_row, unseen_row = self._number_rows(mine)
+        v = opts.max_value
+        mem[at.my_numbers : at.my_numbers + v] = mine_row
+        mem[at.unseen_numbers : at.unseen_numbers + v] = unseen_row
+        mem[at.my_round_points] = sum(mine) / opts.target
+        visible_feet = 0
+        held, feet = at.number_cards_held, at.feet
+        for i, seat in enumerate(self._seat_lists[player]):
+            mem[held + i] = len(game.numbers[seat]) / deck_size
+            seat_feet = game.feet[seat]
+            mem[feet + i] = seat_feet / 2.0 if seat_feet < 2 else 1.0  # capped at 1
+            visible_feet += seat_feet
+        if opts.feet:
+            mem[at.feet_in_deck] = (opts.feet - visible_feet) / opts.feet
+        mem[at.deck_size] = len(game.deck) / deck_size
+
     def view(self, game: ChickenGame, player: int) -> str:
         """The table as `player` sees it: their own numbers, every public count, bid and score."""
         opts = game.options
@@ -189,3 +261,17 @@ class ChickenObserver(Observer):
         else:
             lines.append(f"waiting for player_{game.to_act} to bid or pass")
         return "\n".join(lines)
+
+
+class _SeatState:
+    """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
+
+    def __init__(self) -> None:
+        self.marks: list[int] = []  # the one-hot entries set by the last call
+        self.bid: int | None = None
+        self.active: list[bool] | None = None
+        self.numbers: list[list[int]] | None = None
+        self.feet: list[int] | None = None
+        self.deck_left: int | None = None
+        self.scores: list[int] | None = None
+        self.round: int | None = None

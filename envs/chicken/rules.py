@@ -7,6 +7,8 @@ inside `apply`.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +16,6 @@ import numpy as np
 from fowlplay.envs.core import (
     ActionLayout,
     Game,
-    best_players,
     check_int,
     check_player_count,
     check_reward_mode,
@@ -93,6 +94,31 @@ def round_points(numbers: list[int], feet: int, foot_bonus: int) -> int:
     return -total
 
 
+# ----- log lines: what `ChickenGame.log` writes from each recorded event's values --------------------
+_PASSES = "player_{} passes".format
+_BIDS = "player_{} bids {}".format
+_EVERYONE_PASSED = "everyone passed: the starting player draws 1".format
+_DECK_EMPTY = "deck empty: round ends".format
+_ROUND_ENDS = "round {} ends: tally {}, scores {}".format
+
+
+def _draw_line(player: int, count: int, numbers: int, feet: int) -> str:
+    return (
+        f"player_{player} draws {count}: {numbers} number{'' if numbers == 1 else 's'}, "
+        f"{feet} {'foot' if feet == 1 else 'feet'}"
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _mask(bid_cap: int, bid: int, max_bid: int) -> np.ndarray:
+    """The legal mask (pass, then bids bid+1..max_bid) that `legal_mask` hands out copies of."""
+    mask = np.zeros(1 + bid_cap, dtype=np.int8)
+    mask[0] = 1
+    mask[bid + 1 : max_bid + 1] = 1
+    mask.flags.writeable = False  # shared by every game: only its copies leave
+    return mask
+
+
 class ChickenGame(Game):
     """A game of Chicken in progress."""
 
@@ -107,7 +133,9 @@ class ChickenGame(Game):
         self.round_starter = 0
         #: Each seat's score change at the last tally (public: the scores show it); zeros before.
         self.last_tally = [0] * n
-        self.log: list[str] = []
+        #: What happened since the last decision, as (line maker, its values): `log` writes the lines
+        #: only when someone reads them (the game records every step, but few steps are ever read).
+        self._log: list[tuple[Callable[..., str], tuple]] = []
         self._terminal = False
         self._truncated = False
         self._start_round(starter=0)
@@ -116,6 +144,11 @@ class ChickenGame(Game):
     def action_layout(cls, options: ChickenOptions) -> ActionLayout:
         """1 pass + bid_cap bids."""
         return action_layout(options)
+
+    @property
+    def log(self) -> list[str]:
+        """What happened since the last decision (the decision itself first), one line per event."""
+        return [line(*values) for line, values in self._log]
 
     # ----- round and phase flow ---------------------------------------------------------------
     def _start_round(self, starter: int) -> None:
@@ -134,7 +167,7 @@ class ChickenGame(Game):
 
     def _start_bid_phase(self, starter: int) -> None:
         if not self.deck:  # house: an empty deck ends the round
-            self.log.append("deck empty: round ends")
+            self._log.append((_DECK_EMPTY, ()))
             self._end_round()
             return
         self.starter = starter
@@ -158,10 +191,7 @@ class ChickenGame(Game):
         self.numbers[player].extend([card for card in drawn if card != FOOT])
         self.feet[player] += feet
         numbers = count - feet
-        self.log.append(
-            f"player_{player} draws {count}: {numbers} number{'' if numbers == 1 else 's'}, "
-            f"{feet} {'foot' if feet == 1 else 'feet'}"
-        )
+        self._log.append((_draw_line, (player, count, numbers, feet)))
         if self.feet[player] >= 2:
             self._end_round()
         else:
@@ -173,10 +203,11 @@ class ChickenGame(Game):
             round_points(self.numbers[p], self.feet[p], opts.foot_bonus) for p in range(self.num_players)
         ]
         self.scores = [s + t for s, t in zip(self.scores, self.last_tally)]
-        self.log.append(f"round {self.round} ends: tally {self.last_tally}, scores {self.scores}")
+        # Both lists are replaced, never changed in place, at the next tally: kept as they are.
+        self._log.append((_ROUND_ENDS, (self.round, self.last_tally, self.scores)))
         # Our reading of the seed's "if any players are tied": tied for the lead.
-        leaders = best_players(self.scores)
-        if max(self.scores) >= opts.target and len(leaders) == 1:
+        top = max(self.scores)
+        if top >= opts.target and self.scores.count(top) == 1:  # one leader (`best_players`, inlined)
             self._terminal = True
         elif self.round >= opts.max_rounds:
             self._truncated = True
@@ -192,27 +223,24 @@ class ChickenGame(Game):
 
     def legal_mask(self) -> np.ndarray:
         """Pass is always legal; bids from current bid + 1 to `max_bid()`."""
-        mask = np.zeros(1 + self.options.bid_cap, dtype=np.int8)
-        mask[0] = 1
-        mask[self.bid + 1 : min(len(self.deck), self.options.bid_cap) + 1] = 1  # up to max_bid()
-        return mask
+        cap = self.options.bid_cap
+        return _mask(cap, self.bid, min(len(self.deck), cap)).copy()  # bids up to max_bid()
 
     def apply(self, action: int) -> None:
         """Bid (action k) or pass (action 0), then resolve the phase if it ended."""
         player = self.to_act
-        self.log = []
         if action == 0:
             self.active[player] = False
-            self.log.append(f"player_{player} passes")
+            self._log = [(_PASSES, (player,))]
         else:
             self.bid = action
             self.high_bidder = player
-            self.log.append(f"player_{player} bids {action}")
+            self._log = [(_BIDS, (player, action))]
         nxt = self._next_active(player)
         if self.high_bidder >= 0 and nxt == self.high_bidder:
             self._draw(self.high_bidder, self.bid)  # everyone else passed after the high bid
         elif nxt == -1:
-            self.log.append("everyone passed: the starting player draws 1")  # house rule
+            self._log.append((_EVERYONE_PASSED, ()))  # house rule
             self._draw(self.starter, 1)
         else:
             self.to_act = nxt
@@ -262,7 +290,7 @@ class ChickenGame(Game):
         other.__dict__.update(self.__dict__)
         other.rng = copy_rng(self.rng)
         other.scores = list(self.scores)
-        other.log = list(self.log)
+        other._log = list(self._log)
         other.deck = list(self.deck)
         other.numbers = [list(ns) for ns in self.numbers]
         other.feet = list(self.feet)

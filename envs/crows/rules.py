@@ -11,6 +11,7 @@ asks for real choices.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from types import SimpleNamespace
@@ -173,6 +174,28 @@ def coins_passed(old: int, new: int, coin_spaces: tuple[int, ...]) -> int:
     return sum(1 for c in coin_spaces if old < c <= new)
 
 
+# ----- log lines: what `CrowsGame.log` writes from each recorded event's values ----------------------
+_SHUFFLED = "discard pile shuffled into a new deck of {}".format
+_GAME_OVER = "game over: track {}".format
+_TRUNCATED_TURNS = "truncated after {} turns".format
+_TRUNCATED_DECISIONS = "truncated after {} decisions".format
+_KEEPS = "player_{} keeps {} in {}".format
+_REVEALS = "player_{} reveals {}".format
+_STOPS = "player_{} stops".format
+_SCORES = "player_{} scores {} for {}: track {}".format
+_DISCARDS = "player_{} discards {}".format
+_TAKES = "player_{} takes {} from the discard pile".format
+_CLAIMS = "player_{} claims {}".format
+
+
+def _turn_reveal_line(player: int, cards: tuple[int, ...]) -> str:
+    return f"player_{player} reveals {sorted(cards) or 'nothing'}"
+
+
+def _bust_line(player: int, card: int, available: tuple[int, ...]) -> str:
+    return f"player_{player} busts on {card}; available {sorted(available)}"
+
+
 class CrowsGame(Game):
     """A game of Murder, She Crows in progress."""
 
@@ -213,6 +236,7 @@ class CrowsGame(Game):
         self.num_players = n = options.num_players
         self.layout = action_layout(options)
         self._size = self.layout.size
+        self._dispatch = _dispatch(options.max_value)
         # Card blocks start one below their first id so that `base + card` is the action id.
         self._keep = (self.layout["keep_run"].start - 1, self.layout["keep_set"].start - 1)
         self._coin = (self.layout["coin_run"].start - 1, self.layout["coin_set"].start - 1)
@@ -248,7 +272,9 @@ class CrowsGame(Game):
         self.turns = 0
         self.decisions = 0
         self.reshuffles = 0
-        self.log: list[str] = []
+        #: What happened since the last decision, as (line maker, its values): `log` writes the lines
+        #: only when someone reads them (the game records every step, but few steps are ever read).
+        self._log: list[tuple[Callable[..., str], tuple]] = []
         self._terminal = False
         self._truncated = False
 
@@ -256,6 +282,11 @@ class CrowsGame(Game):
     def action_layout(cls, options: CrowsOptions) -> ActionLayout:
         """6 card blocks of max_value ids each, plus 11 single actions."""
         return action_layout(options)
+
+    @property
+    def log(self) -> list[str]:
+        """What happened since the last decision (the decision itself first), one line per event."""
+        return [line(*values) for line, values in self._log]
 
     # ----- cards and piles ----------------------------------------------------------------
     def _draw(self) -> int:
@@ -268,7 +299,7 @@ class CrowsGame(Game):
             self.deck_counts = self.discard
             self.discard = [0] * len(self.discard)
             self.reshuffles += 1
-            self.log.append(f"discard pile shuffled into a new deck of {len(self.deck)}")
+            self._log.append((_SHUFFLED, (len(self.deck),)))
         card = self.deck.pop()
         self.deck_counts[card] -= 1
         return card
@@ -324,7 +355,7 @@ class CrowsGame(Game):
             card = self._draw()
             if card:
                 self.revealed.append(card)
-        self.log.append(f"player_{player} reveals {sorted(self.revealed) or 'nothing'}")
+        self._log.append((_turn_reveal_line, (player, tuple(self.revealed))))
         self.phase = _Decision.KEEP if self.revealed else _Decision.PRESS
 
     def _end_turn(self) -> None:
@@ -332,10 +363,10 @@ class CrowsGame(Game):
         nxt = (self.turn_player + 1) % self.num_players
         if nxt == 0 and max(self.track) >= self.options.track_length:
             self._terminal = True  # the round that reached the end of the track is complete
-            self.log.append(f"game over: track {self.track}")
+            self._log.append((_GAME_OVER, (list(self.track),)))
         elif self.turns >= self.options.max_turns:
             self._truncated = True
-            self.log.append(f"truncated after {self.turns} turns")
+            self._log.append((_TRUNCATED_TURNS, (self.turns,)))
         else:
             self._start_turn(nxt)
 
@@ -350,14 +381,15 @@ class CrowsGame(Game):
         self.prov_run, self.prov_set = [], 0
         n = self.num_players
         self.claimers = [(p - k) % n for k in range(1, n)]  # reverse turn order: the right first
-        self.log.append(f"player_{p} busts on {card}; available {sorted(self.available)}")
+        self._log.append((_bust_line, (p, card, tuple(self.available))))
         self._next_claimer()
 
     def _next_claimer(self) -> None:
         """Hand the claim to the next player who can place an available card, or end the turn."""
         while self.claimers and self.available:
             seat = self.claimers.pop(0)
-            if any(self.fits(seat, pile, c) for c in self.available for pile in Pile):
+            run, set_ = self.runs[seat], self.sets[seat]  # can it place one card in either pile?
+            if any(fits_run(run, c) or fits_set(set_, c) for c in self.available):
                 self.to_act = seat
                 self.phase = _Decision.CLAIM
                 return
@@ -372,7 +404,7 @@ class CrowsGame(Game):
         pile, card = (_Pile.RUN if block == "keep_run" else _Pile.SET), index + 1
         self.revealed.remove(card)
         self._add(self.turn_player, pile, card, provisional=False)
-        self.log.append(f"player_{self.turn_player} keeps {card} in {_PILE_NAMES[pile]}")
+        self._log.append((_KEEPS, (self.turn_player, card, _PILE_NAMES[pile])))
         self._discard_both(block, index)
 
     def _discard_both(self, block: str, index: int) -> None:
@@ -385,7 +417,7 @@ class CrowsGame(Game):
         p = self.turn_player
         card = self._draw()
         in_run, in_set = fits_run(self.runs[p], card), fits_set(self.sets[p], card)
-        self.log.append(f"player_{p} reveals {card}")
+        self._log.append((_REVEALS, (p, card)))
         if in_run and in_set:
             self.pending = card
             self.phase = _Decision.PLACE
@@ -395,7 +427,7 @@ class CrowsGame(Game):
             self._bust(card)
 
     def _stop(self, block: str, index: int) -> None:
-        self.log.append(f"player_{self.turn_player} stops")
+        self._log.append((_STOPS, (self.turn_player,)))
         self._end_turn()
 
     def _place_card(self, block: str, index: int) -> None:
@@ -411,12 +443,12 @@ class CrowsGame(Game):
         old = self.track[p]
         self.track[p] = min(old + steps, opts.track_length)
         self.coins += coins_passed(old, old + steps, opts.coin_spaces)
-        self.log.append(f"player_{p} scores {cards} for {steps}: track {self.track[p]}")
+        self._log.append((_SCORES, (p, cards, steps, self.track[p])))  # `cards` left the table: kept as is
 
     def _discard_pile(self, block: str, index: int) -> None:
         cards = self._empty_pile(self.turn_player, _Pile.RUN if block == "discard_run" else _Pile.SET)
         self.pile_discards += 1
-        self.log.append(f"player_{self.turn_player} discards {cards}")
+        self._log.append((_DISCARDS, (self.turn_player, cards)))
 
     def _coin_card(self, block: str, index: int) -> None:
         self.coins -= 1
@@ -426,14 +458,14 @@ class CrowsGame(Game):
         self.discard[card] -= 1
         # Provisional like a revealed card, so a bust never leaves a gap in the RUN.
         self._add(self.turn_player, pile, card, provisional=True)
-        self.log.append(f"player_{self.turn_player} takes {card} from the discard pile")
+        self._log.append((_TAKES, (self.turn_player, card)))
 
     def _claim_card(self, block: str, index: int) -> None:
         if block != "claim_pass":
             pile, card = (_Pile.RUN if block == "claim_run" else _Pile.SET), index + 1
             self.available.remove(card)
             self._add(self.to_act, pile, card, provisional=False)
-            self.log.append(f"player_{self.to_act} claims {card}")
+            self._log.append((_CLAIMS, (self.to_act, card)))
         self._next_claimer()
 
     # ----- the Game interface -------------------------------------------------------------------
@@ -447,7 +479,9 @@ class CrowsGame(Game):
     def legal_mask(self) -> np.ndarray:
         """Exact mask of the current decision."""
         mask = np.zeros(self._size, dtype=np.int8)
-        kind = self.kind
+        kind = self.phase
+        if kind == _Decision.PRESS and self.coins:  # `kind`, inlined: this runs every decision
+            kind = _Decision.COIN
         if kind == _Decision.CLAIM:
             p = self.to_act
             run, set_ = self.runs[p], self.sets[p]
@@ -504,13 +538,13 @@ class CrowsGame(Game):
 
     def apply(self, action: int) -> None:
         """Apply a legal action, then run the chance events and forced steps it sets off."""
-        self.log = []
-        block, index = self.layout.decode(action)
-        _HANDLERS[block](self, block, index)
+        self._log = []
+        handler, block, index = self._dispatch[action]
+        handler(self, block, index)
         self.decisions += 1
-        if not self.over and self.decisions >= self.options.max_decisions:
+        if not (self._terminal or self._truncated) and self.decisions >= self.options.max_decisions:
             self._truncated = True
-            self.log.append(f"truncated after {self.decisions} decisions")
+            self._log.append((_TRUNCATED_DECISIONS, (self.decisions,)))
 
     def returns(self) -> list[float]:
         """Zero-sum rewards: the win reward, or track differences in 'score' mode; 0 on truncation."""
@@ -570,7 +604,7 @@ class CrowsGame(Game):
         other.revealed = list(self.revealed)
         other.available = list(self.available)
         other.claimers = list(self.claimers)
-        other.log = list(self.log)
+        other._log = list(self._log)
         return other
 
     def state_dict(self) -> dict[str, Any]:
@@ -664,3 +698,10 @@ _HANDLERS = {
     "claim_set": CrowsGame._claim_card,
     "claim_pass": CrowsGame._claim_card,
 }
+
+
+@functools.lru_cache(maxsize=32)
+def _dispatch(v: int) -> list[tuple[Callable[..., None], str, int]]:
+    """(handler, block name, index in the block) of every action id, from the handler table."""
+    layout = _layout(v)
+    return [(_HANDLERS[block], block, index) for block, index in map(layout.decode, range(layout.size))]
