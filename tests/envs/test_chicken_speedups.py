@@ -12,6 +12,8 @@ from fowlplay.envs.chicken.observation import ChickenObserver
 from fowlplay.envs.chicken.rules import ChickenGame, ChickenOptions
 from fowlplay.envs.core.testing import random_legal
 
+from tests.envs.lazy_log import log_changes
+
 NAME = "chicken_v0"
 COUNTS = list(envs.player_counts(NAME))
 
@@ -138,28 +140,9 @@ def test_a_mask_cache_keyed_without_the_bid_is_caught(monkeypatch):
     assert mask_mismatches(3, {}) > 0
 
 
-def log_changes(num_players: int, games: int = 4, seed: int = 0) -> int:
-    """Masked random games; count decisions whose log lines, written again at the game's end, changed.
-
-    The log is recorded as values and written only when read: a value recorded as a live list that
-    play goes on to change would rewrite history.
-    """
-    env = envs.make(NAME, num_players=num_players)
-    rng = np.random.default_rng(seed)
-    changed = 0
-    for game_seed in range(games):
-        env.reset(seed=game_seed)
-        written = []  # (recorded entries, their lines as read then) of every decision so far
-        while not env.game.over:
-            env.step(random_legal(env.game.legal_mask(), rng))
-            written.append((list(env.game._log), env.game.log))
-        changed += sum([line(*values) for line, values in entries] != lines for entries, lines in written)
-    return changed
-
-
 @pytest.mark.parametrize("num_players", COUNTS)
 def test_the_log_says_what_it_said_when_recorded(num_players):
-    assert log_changes(num_players) == 0
+    assert log_changes(NAME, num_players) == 0
 
 
 def test_a_log_that_records_a_live_list_is_caught(monkeypatch):
@@ -172,7 +155,7 @@ def test_a_log_that_records_a_live_list_is_caught(monkeypatch):
         self._log[-1] = (line, (round_, tally, self.feet))
 
     monkeypatch.setattr(ChickenGame, "_end_round", careless)
-    assert log_changes(2) > 0
+    assert log_changes(NAME, 2) > 0
 
 
 def test_the_log_lines_read_as_before():
