@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.testing import random_legal
+from fowlplay.evaluation.argtypes import integer
 
 #: The bars of the throughput issue, at each game's default player count through the AEC API:
 #: at least this many times PettingZoo's Leduc, and at least as fast as RLCard's raw Leduc.
@@ -434,16 +435,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _rounds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--rounds must be a whole number >= 1; got {text!r}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table (and write JSON with --json)."""
     parser = argparse.ArgumentParser(prog="fowlplay-bench", description=__doc__.splitlines()[0])
@@ -457,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=_seconds, default=2.0, help="seconds per throughput figure")
     parser.add_argument(
         "--rounds",
-        type=_rounds,
+        type=integer(1),
         default=1,
         help="measure every AEC figure (games and anchors, taking turns) this many times and keep "
         "each one's fastest: steadier ratios on a busy machine",

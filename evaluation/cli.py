@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fowlplay import envs
 from fowlplay.evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
+from fowlplay.evaluation.argtypes import integer
 from fowlplay.evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
 from fowlplay.evaluation.report import OutputError
 from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
@@ -40,22 +41,6 @@ def _option(text: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
-        return value
-
-    return parse
-
-
-_positive = _at_least(1)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
@@ -67,19 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--agents", required=True, nargs="+", metavar="SPEC", help=f"two or more agents: {ACCEPTED}"
     )
     parser.add_argument(
-        "--matches", type=_positive, default=100, help="duplicate matches (deals) per table [100]"
+        "--matches", type=integer(1), default=100, help="duplicate matches (deals) per table [100]"
     )
     parser.add_argument(
         "--out", required=True, type=Path, help="output directory (resumed if it holds games.jsonl)"
     )
     parser.add_argument(
-        "--players", type=_at_least(1), default=None, help="players per game [the game's default]"
+        "--players", type=integer(1), default=None, help="players per game [the game's default]"
     )
     parser.add_argument(
-        "--workers", type=_positive, default=os.cpu_count() or 1, help="worker processes [CPU count]"
+        "--workers", type=integer(1), default=os.cpu_count() or 1, help="worker processes [CPU count]"
     )
     parser.add_argument(
-        "--seed", type=_at_least(0), default=0, help="root seed (>= 0) of every deal and agent [0]"
+        "--seed", type=integer(0), default=0, help="root seed (>= 0) of every deal and agent [0]"
     )
     parser.add_argument(
         "--seating",
@@ -92,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--bootstrap",
-        type=_positive,
+        type=integer(1),
         default=DEFAULT_BOOTSTRAP,
         help=f"rating bootstrap resamples, at least 1 [{DEFAULT_BOOTSTRAP}]",
     )

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.evaluation.argtypes import integer
 from fowlplay.evaluation.ismcts import LEAVES, PHASES
 
 #: Players per game when --players is not given: Murray's minimum, two for the others.
@@ -147,22 +148,6 @@ def fit_game(
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"the seed must be an integer >= 0; got {text!r}")
-    return int(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Fit and print the leaf gain of each game given."""
     parser = argparse.ArgumentParser(
@@ -170,14 +155,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--game", nargs="+", default=list(envs.ENV_NAMES), choices=envs.ENV_NAMES)
     parser.add_argument(
-        "--games", type=_positive, default=150, help="baseline self-play games per game [150]"
+        "--games", type=integer(1), default=150, help="baseline self-play games per game [150]"
     )
     parser.add_argument(
-        "--seed", type=_seed, default=0, help="game i is dealt from seed + i; also seeds the bootstrap [0]"
+        "--seed",
+        type=integer(0),
+        default=0,
+        help="game i is dealt from seed + i; also seeds the bootstrap [0]",
     )
-    parser.add_argument("--players", type=_positive, help="players per game [Murray 3, the others 2]")
+    parser.add_argument("--players", type=integer(1), help="players per game [Murray 3, the others 2]")
     parser.add_argument(
-        "--bootstrap", type=_positive, default=200, help="resamples of the games for the interval [200]"
+        "--bootstrap", type=integer(1), default=200, help="resamples of the games for the interval [200]"
     )
     parser.add_argument("--json", dest="json_path", help="also write the fits to this JSON file")
     args = parser.parse_args(argv)

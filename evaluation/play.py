@@ -17,6 +17,7 @@ from typing import TextIO
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
+from fowlplay.evaluation.argtypes import integer
 
 PROG = "fowlplay-play"
 #: Exit status after Ctrl-C, as shells report SIGINT.
@@ -125,16 +126,6 @@ def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quie
     return totals
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
     from fowlplay.training.cli import one_line_warnings
@@ -162,7 +153,7 @@ def _main(argv: list[str] | None) -> int:
         help="one spec per seat: random, baseline, human, ismcts:N[:random][:hK][:mX][:vK] (information-set "
         "search, N simulations per decision; random rollouts, horizon K, margin X, validation K), or a checkpoint",
     )
-    parser.add_argument("--seed", type=_seed, default=0, help="seed of the deal and the agents (>= 0)")
+    parser.add_argument("--seed", type=integer(0), default=0, help="seed of the deal and the agents (>= 0)")
     parser.add_argument("--quiet", action="store_true", help="print only the final table")
     parser.add_argument(
         "--trust-checkpoint",

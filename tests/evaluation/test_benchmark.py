@@ -60,8 +60,8 @@ def test_bench_command_writes_a_table_and_valid_json(tmp_path):
         (["--players", "0"], "--players must be 'default', 'all' or a player count"),
         (["--players", "9"], "no game chosen supports --players 9"),
         (["--json", "/nonexistent-folder/b.json"], "its folder does not exist"),
-        (["--rounds", "0"], "--rounds must be a whole number >= 1"),
-        (["--rounds", "two"], "--rounds must be a whole number >= 1"),
+        (["--rounds", "0"], "argument --rounds: must be an integer >= 1, got 0"),
+        (["--rounds", "two"], "argument --rounds: must be an integer >= 1, got 'two'"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_any_run(args, message):
