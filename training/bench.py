@@ -60,16 +60,29 @@ def default_config(game: str, config_dir: str | Path | None = None) -> Path:
     )
 
 
+#: A busy Python loop that ends when its parent (pid in argv[1]) has gone: an orphan is re-parented.
+BUSY_LOOP = """
+import os, sys
+parent = int(sys.argv[1])
+while os.getppid() == parent:
+    for _ in range(100_000):
+        pass
+"""
+
+
 @contextlib.contextmanager
 def competing_load(processes: int) -> Iterator[list[subprocess.Popen]]:
     """Run `processes` busy Python loops for the duration of the block (always stopped after).
 
     Each runs in a session of its own, like a program the user started elsewhere: with the
     kernel's autogroup scheduling, loops in the bench's own session would instead split the bench's
-    share of the machine with the training, however many other programs are running.
+    share of the machine with the training, however many other programs are running. A session of
+    its own also means that a signal to the bench's process group does not reach it, and a killed
+    bench (SIGKILL, or SIGTERM, which skips the `finally` below) cannot stop it: so each loop
+    stops by itself once the process that started it is gone.
     """
     busy = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(os.getpid())], start_new_session=True)
         for _ in range(processes)
     ]
     try:

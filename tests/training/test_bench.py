@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 from fowlplay.training.bench import (
@@ -35,6 +38,45 @@ def test_the_competing_load_runs_inside_the_block_and_stops_after():
         assert len(busy) == 2 and all(process.poll() is None for process in busy)
         raise KeyError("an error inside the block")
     assert all(process.poll() is not None for process in busy)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process states from /proc")
+def test_the_competing_load_stops_by_itself_when_the_bench_is_killed(tmp_path):
+    # A bench killed with SIGKILL runs no cleanup; its busy loops (in sessions of their own) must
+    # still not outlive it. A broken twin that runs `while True: pass` would spin on forever.
+    pids_file = tmp_path / "pids"
+    bench = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from fowlplay.training.bench import competing_load\n"
+            "with competing_load(2) as busy:\n"
+            "    open(sys.argv[1], 'w').write(' '.join(str(p.pid) for p in busy))\n"
+            "    time.sleep(60)\n",
+            str(pids_file),
+        ]
+    )
+    deadline = time.monotonic() + 30
+    while not (pids_file.exists() and pids_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    loops = [int(pid) for pid in pids_file.read_text().split()]
+    assert len(loops) == 2 and all(_alive(pid) for pid in loops)
+    bench.kill()
+    bench.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in loops) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in loops), "a busy loop outlived the killed bench"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a running process (a zombie, exited but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_bad_requests_are_refused():
