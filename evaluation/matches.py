@@ -277,12 +277,35 @@ class TablePlayer:
 _worker: TablePlayer | None = None
 
 
-def _init_worker(config: EvalConfig) -> None:
+def _init_worker(config: EvalConfig, parent: int) -> None:
     global _worker
     # Ctrl-C reaches the whole process group; the parent stops the pool and reports once.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_when_gone(parent)
     _limit_threads(uses_torch=any(a.kind == "checkpoint" for a in config.agents))
     _worker = TablePlayer(config)
+
+
+def exit_when_gone(pid: int, every: float = 1.0) -> threading.Thread:
+    """Exit this process soon after process `pid` has gone; watched by a daemon thread.
+
+    A worker must not outlive the evaluation that started it. A killed evaluation (SIGKILL, or a
+    SIGTERM, which runs no clean-up) cannot stop its pool, and the pool's workers, children of the
+    forkserver rather than of the evaluation, would otherwise go on playing the games already
+    queued for them and then wait for more forever.
+    """
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            try:
+                os.kill(pid, 0)
+            except (ProcessLookupError, PermissionError):  # gone (or its number reused by another user)
+                os._exit(1)
+
+    thread = threading.Thread(target=watch, name=f"exit-when-{pid}-gone", daemon=True)
+    thread.start()
+    return thread
 
 
 def _play_in_worker(task: GameTask) -> dict:
@@ -331,7 +354,7 @@ def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> I
         # Import the game code once in the server; every worker forks from it already loaded.
         ctx.set_forkserver_preload(["fowlplay.evaluation.matches", *_game_modules(config)])
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(config, os.getpid())) as pool:
         yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=chunk)
 
 

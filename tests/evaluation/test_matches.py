@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,3 +182,56 @@ def test_a_different_evaluation_refuses_to_resume_in_the_same_directory(tmp_path
     evaluate(config(matches=1), tmp_path, progress=False, bootstrap=0)
     with pytest.raises(ResumeError, match="different evaluation"):
         run_games(config(matches=1, seed=4), tmp_path, progress=False)
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Live (not zombie) processes of this user whose environment holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() not in (entry / "environ").read_bytes():
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone meanwhile, or not ours
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the workers through /proc")
+def test_a_killed_evaluation_leaves_no_worker_playing(tmp_path):
+    # SIGKILL runs no clean-up, so the pool is never closed: each worker must notice by itself that
+    # the evaluation has gone (`exit_when_gone`). Without it they play on through their queue
+    # (search games of a few seconds each, queued by the hundred).
+    token = uuid.uuid4().hex  # in the environment of the evaluation and every process it starts
+    marker = f"FOWLPLAY_TEST_MARKER={token}"
+    out = tmp_path / "eval"
+    evaluation = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from fowlplay.evaluation.cli import main; main()",
+            *("--game", "murray_frog_v0", "--agents", "ismcts:20", "baseline", "--matches", "2000"),
+            *("--workers", "2", "--no-progress", "--out", str(out)),
+        ],
+        env={**os.environ, "FOWLPLAY_TEST_MARKER": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while len(_processes_with(marker)) < 4 and time.monotonic() < deadline:  # itself, forkserver, 2 workers
+        time.sleep(0.1)
+    assert len(_processes_with(marker)) >= 4, "the evaluation started no workers"
+    time.sleep(3)  # the workers take their first games
+    evaluation.kill()
+    evaluation.wait()
+    deadline = time.monotonic() + 15  # the workers check every second; their queue holds hours of games
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _processes_with(marker)
+    for pid in left:  # a failed run must not leave them spinning either
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} evaluation processes outlived the killed evaluation"
