@@ -374,6 +374,40 @@ _CREATE_TABLES = tuple(_three_digit_table(types, table) for types, table in _CRE
 _new_stamp = itertools.count(1).__next__
 
 
+#: `_layout_bindings` by (players, max swarms, pond size), the options the action layout depends on.
+_BINDINGS: dict[tuple[int, int, int], dict[str, Any]] = {}
+
+
+def _layout_bindings(options: MurrayOptions) -> dict[str, Any]:
+    """The action layout and the first id of each block, as `MurrayGame` attributes (made once per layout).
+
+    Every game of an env shares them: building the layout at each reset cost about a hundredth
+    of a whole game.
+    """
+    key = (options.num_players, options.max_swarms, options.pond_size)
+    bindings = _BINDINGS.get(key)
+    if bindings is None:
+        layout = action_layout(options)
+        starts = {f"_{block.name}": block.start for block in layout.blocks}
+        bindings = _BINDINGS[key] = {
+            "layout": layout,
+            "_size": layout.size,
+            **{name: starts[name] for name in _BLOCK_ATTRIBUTES},
+            #: The action id that uses each ability card, by card.
+            "_use": {card: starts["_ability"] + i for i, card in enumerate(_ABILITY_IDS)},
+            #: (block name, index in the block) of every action id: `layout.decode` without a call.
+            "_decoded": tuple(layout.decode(action) for action in range(layout.size)),
+        }
+    return bindings
+
+
+#: The blocks whose first id a game keeps as an attribute (`_` + block name).
+_BLOCK_ATTRIBUTES = (
+    "_go_out", "_create", "_add", "_ability", "_swap", "_fly_draw", "_pass", "_end_turn",
+    "_murray", "_swarm", "_player", "_pond", "_take", "_discard",
+)  # fmt: skip
+
+
 class MurrayGame(Game):
     """A game of Murray the A**hole Frog in progress."""
 
@@ -448,24 +482,7 @@ class MurrayGame(Game):
         self.events: list[tuple] = []
 
     def _bind_layout(self, options: MurrayOptions) -> None:
-        self.layout = layout = action_layout(options)
-        self._size = layout.size
-        self._go_out = layout["go_out"].start
-        self._create = layout["create"].start
-        self._add = layout["add"].start
-        self._ability = layout["ability"].start
-        #: The action id that uses each ability card, by card.
-        self._use = {card: self._ability + i for i, card in enumerate(_ABILITY_IDS)}
-        self._swap = layout["swap"].start
-        self._fly_draw = layout["fly_draw"].start
-        self._pass = layout["pass"].start
-        self._end_turn = layout["end_turn"].start
-        self._murray = layout["murray"].start
-        self._swarm = layout["swarm"].start
-        self._player = layout["player"].start
-        self._pond = layout["pond"].start
-        self._take = layout["take"].start
-        self._discard = layout["discard"].start
+        self.__dict__.update(_layout_bindings(options))
 
     @classmethod
     def action_layout(cls, options: MurrayOptions) -> ActionLayout:
@@ -900,7 +917,7 @@ class MurrayGame(Game):
 
     def _apply_turn(self, action: int) -> None:
         p = self.player
-        block, i = self.layout.decode(action)
+        block, i = self._decoded[action]
         self.may_go_out = False
         if block == "go_out":
             self._play_from_hand(p, _Card.HAWK)

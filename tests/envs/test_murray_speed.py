@@ -290,3 +290,37 @@ def test_pieces_packed_together_must_stay_side_by_side():
     observation._check_side_by_side(at, ("my_hand", "hand_sizes"))
     with pytest.raises(AssertionError, match="side by side"):
         observation._check_side_by_side(at, ("my_hand", "swarms"))
+
+
+# ----- the action layout bound once per shape --------------------------------------------------
+SHAPES = [(n, s, p) for n in rules.PLAYER_COUNTS for s in (1, 8) for p in (1, 3, 4)]
+
+
+def binding_errors(layout_bindings) -> int:
+    """Games of every shape: attributes bound from the cache that differ from a fresh layout."""
+    errors = 0
+    for n, s, p in SHAPES:
+        options = MurrayOptions(num_players=n, max_swarms=s, pond_size=p)
+        layout = rules.action_layout(options)
+        bound = layout_bindings(options)
+        errors += bound["layout"].table() != layout.table() or bound["_size"] != layout.size
+        errors += sum(bound[f"_{block.name}"] != block.start for block in layout.blocks)
+        errors += list(bound["_decoded"]) != [layout.decode(action) for action in range(layout.size)]
+        errors += MurrayGame(options, np.random.default_rng(0))._decoded is not bound["_decoded"]
+    return errors
+
+
+def test_layout_bindings_match_a_fresh_layout_of_every_shape():
+    assert binding_errors(rules._layout_bindings) == 0
+
+
+def test_layout_bindings_cached_by_player_count_alone_are_caught():
+    """A broken twin: a cache that forgets the layout also depends on max_swarms and pond_size."""
+    cache = {}
+
+    def by_players_only(options):
+        if options.num_players not in cache:
+            cache[options.num_players] = rules._layout_bindings(options)
+        return cache[options.num_players]
+
+    assert binding_errors(by_players_only) > 0
