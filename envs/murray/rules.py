@@ -13,6 +13,7 @@ import itertools
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 from itertools import combinations_with_replacement, compress
 from types import SimpleNamespace
 from typing import Any
@@ -302,6 +303,12 @@ def nth_card(counts: list[int], index: int) -> int:
     raise IndexError(f"card {index} is past the end of a collection of {sum(counts)} cards")
 
 
+@lru_cache(maxsize=16)
+def insect_cards(counts: tuple[int, ...]) -> tuple[int, ...]:
+    """Every insect card of a deck holding `counts[t]` copies of type t, in type order (made once per deck)."""
+    return tuple(t for t, c in enumerate(counts) for _ in range(c))
+
+
 def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple((int(t), combo.count(t)) for t in sorted(set(combo)))
 
@@ -416,8 +423,7 @@ class MurrayGame(Game):
         self.rng = rng
         self.num_players = n = options.num_players
         self._bind_layout(options)
-        insects = [t for t, c in enumerate(options.counts) for _ in range(c)]
-        insects = shuffled(insects, rng)
+        insects = shuffled(insect_cards(options.counts), rng)
         self.hands = [[0] * HAND_KINDS for _ in range(n)]
         for p in range(n):
             for card in insects[p * options.hand_size : (p + 1) * options.hand_size]:

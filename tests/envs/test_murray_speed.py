@@ -324,3 +324,31 @@ def test_layout_bindings_cached_by_player_count_alone_are_caught():
         return cache[options.num_players]
 
     assert binding_errors(by_players_only) > 0
+
+
+# ----- the insect cards of a deck, listed once per deck ------------------------------------------
+DECKS = [rules.COUNTS_3_4, rules.COUNTS_5_6, (2,) * 12, (30,) + (1,) * 11]
+
+
+def dealt_card_errors() -> int:
+    """Games of several decks: insect types whose cards in hands, pond and deck differ from the deck's counts."""
+    errors = 0
+    for counts in DECKS:
+        game = MurrayGame(MurrayOptions(insect_counts=counts), np.random.default_rng(1))
+        held = [sum(hand[t] for hand in game.hands) for t in range(rules.NUM_INSECTS)]
+        held = [h + game.pond.count(t) + game.deck.count(t) for t, h in enumerate(held)]
+        errors += sum(h != c for h, c in zip(held, counts))
+    return errors
+
+
+def test_insect_cards_list_every_card_of_the_deck():
+    for counts in DECKS:
+        assert list(rules.insect_cards(counts)) == [t for t, c in enumerate(counts) for _ in range(c)]
+    assert dealt_card_errors() == 0
+
+
+def test_insect_cards_cached_for_the_first_deck_only_are_caught(monkeypatch):
+    """A broken twin: the cache hands out the first deck it made whatever the counts."""
+    first = rules.insect_cards(DECKS[0])
+    monkeypatch.setattr(rules, "insect_cards", lambda counts: first)
+    assert dealt_card_errors() > 0
