@@ -3,7 +3,10 @@
 The legal mask's create block is read from tables keyed by three capped counts, checked against
 the combinations themselves; the observer's one-hots, its seat rows packed once for every seat
 (`_SharedRows`) and its side-by-side packs are checked against `encode_full` (a fresh observer's
-`fill` from scratch) over masked random play, clones and re-deals included.
+`fill` from scratch) over masked random play, clones and re-deals included. The stamps the rules
+give swarms and table-seen rows are checked to change with every change of their rows, each
+stamping path by a twin that forgets it; the action layout bound once per shape and the deck's
+insect cards listed once per deck are checked against building them afresh.
 """
 
 from __future__ import annotations
