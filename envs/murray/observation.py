@@ -115,8 +115,8 @@ class MurrayObserver(Observer):
         self._pack_seats = _floats(n)
         self._pack_pile = _floats(PILE_KINDS)
         self._pack_counts = _floats(HAND_KINDS)
-        self._shared_swarms = _SharedRows(n, _swarm_block_packer(options.max_swarms), _copy_swarms)
-        self._shared_shown = _SharedRows(n, _counts_packer(), list)
+        self._shared_swarms = _SharedRows(n, _swarm_block_packer(options.max_swarms))
+        self._shared_shown = _SharedRows(n, _counts_packer())
         self._swarm_span = slice(at["swarms"].start * 4, at["swarms"].stop * 4)
         self._shown_span = slice(at["table_seen"].start * 4, at["table_seen"].stop * 4)
         self._no_hand = bytes(HAND_KINDS * 4)
@@ -271,11 +271,11 @@ class MurrayObserver(Observer):
             state.discard = list(game.discard)
             self._pack_pile(raw, at.discard_pile * 4, *state.discard)
         # Seat rows, packed once for every observing seat; this seat lays them out in its order.
-        if game.swarms != state.swarms:
-            state.swarms, rows = self._shared_swarms.rows(game.swarms)
+        if game.swarm_stamps != state.swarms:  # one new stamp per change (`MurrayGame._swarms_changed`)
+            state.swarms, rows = self._shared_swarms.rows(game.swarms, game.swarm_stamps)
             self._raw_bytes_of[player][self._swarm_span] = b"".join(rows[player:] + rows[:player])
-        if game.shown != state.shown:
-            state.shown, rows = self._shared_shown.rows(game.shown)
+        if game.shown_stamps != state.shown:
+            state.shown, rows = self._shared_shown.rows(game.shown, game.shown_stamps)
             self._raw_bytes_of[player][self._shown_span] = b"".join(rows[player:] + rows[:player])
         seen = game.seen[player]
         looking = game.target if kind == _HORNET_TAKE and mine else -1
@@ -392,16 +392,17 @@ class _SeatState:
     """What one seat's cached vector was last built from (copies), piece by piece; None = unknown.
 
     Inputs with a row per seat are kept in absolute seat order, so that one comparison with the
-    game's whole list tells whether any row needs rewriting; the swarms and table-seen rows are
-    the `_SharedRows` snapshot the vector was last laid out from.
+    game's whole list tells whether any row needs rewriting; for the swarms and table-seen rows
+    that is the game's stamps of them (`MurrayGame.swarm_stamps`, `shown_stamps`) the vector was
+    last laid out from.
     """
 
     def __init__(self, n: int) -> None:
         self.hot: list[int] = []  # the one-hot entries set to 1
         self.hand = self.hand_sizes = self.tadpoles = self.discard = None
         self.pond: list[int] = []  # the pond's one-hots are cleared card by card: none at first
-        self.swarms: list = [None] * n
-        self.shown: list = [None] * n
+        self.swarms: list = [None] * n  # stamps
+        self.shown: list = [None] * n  # stamps
         self.seen: list = [None] * n  # None also means "nothing seen", which is all zeros: right
 
 
@@ -409,24 +410,24 @@ class _SharedRows:
     """A public piece with one row per seat, packed as float32 bytes once for every observing seat.
 
     Each seat's vector shows the same rows in its own seat order; without this every seat would
-    compare and pack the same change again when its turn comes.
+    pack the same change again when its turn comes. A row is repacked when the game's stamp of
+    it is new (the rules give a row a new stamp whenever it changes).
     """
 
-    def __init__(self, n: int, pack_row, copy_row) -> None:
-        self._pack_row, self._copy_row = pack_row, copy_row
-        self.snapshot: list = [None] * n  # what `blobs` were packed from; replaced, never changed
-        self.blobs: list = [None] * n  # None matches no row: every row is packed on the first call
+    def __init__(self, n: int, pack_row) -> None:
+        self._pack_row = pack_row
+        self.stamps: list = [None] * n  # what `blobs` were packed at; replaced, never changed
+        self.blobs: list = [None] * n
 
-    def rows(self, current: list) -> tuple[list, list[bytes]]:
-        """(a copy of `current` that is never changed afterwards, each seat's row as bytes)."""
-        if current != self.snapshot:
-            snapshot, blobs = list(self.snapshot), list(self.blobs)
-            for seat, row in enumerate(current):
-                if row != snapshot[seat]:
-                    snapshot[seat] = self._copy_row(row)
-                    blobs[seat] = self._pack_row(row)
-            self.snapshot, self.blobs = snapshot, blobs
-        return self.snapshot, self.blobs
+    def rows(self, current: list, stamps: list[int]) -> tuple[list, list[bytes]]:
+        """(a copy of `stamps` that is never changed afterwards, each seat's row of `current` as bytes)."""
+        if stamps != self.stamps:
+            packed, blobs = self.stamps, list(self.blobs)
+            for seat, stamp in enumerate(stamps):
+                if stamp != packed[seat]:
+                    blobs[seat] = self._pack_row(current[seat])
+            self.stamps, self.blobs = list(stamps), blobs
+        return self.stamps, self.blobs
 
 
 def _swarm_block_packer(max_swarms: int):
@@ -448,10 +449,6 @@ def _counts_packer():
         return counts(*row)
 
     return pack
-
-
-def _copy_swarms(swarms: list[list[int]]) -> list[list[int]]:
-    return list(map(list, swarms))
 
 
 def _floats(count: int):

@@ -9,9 +9,11 @@ included, is a decision of the current player.
 
 from __future__ import annotations
 
+import itertools
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 from itertools import combinations_with_replacement, compress
 from types import SimpleNamespace
 from typing import Any
@@ -301,6 +303,12 @@ def nth_card(counts: list[int], index: int) -> int:
     raise IndexError(f"card {index} is past the end of a collection of {sum(counts)} cards")
 
 
+@lru_cache(maxsize=16)
+def insect_cards(counts: tuple[int, ...]) -> tuple[int, ...]:
+    """Every insect card of a deck holding `counts[t]` copies of type t, in type order (made once per deck)."""
+    return tuple(t for t, c in enumerate(counts) for _ in range(c))
+
+
 def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple((int(t), combo.count(t)) for t in sorted(set(combo)))
 
@@ -366,6 +374,47 @@ def _three_digit_table(types: tuple[int, ...], table: tuple) -> tuple[int, int, 
 _CREATE_TABLES = tuple(_three_digit_table(types, table) for types, table in _CREATE_BY_VALUE)
 
 
+#: A number never handed out before in this process. A seat's swarms and what the table saw go
+#: into its hand get a new one each time they change (`MurrayGame.swarm_stamps`, `shown_stamps`),
+#: so the observer tells "changed since I last looked" by comparing one int per seat instead of
+#: the nested lists; new numbers keep two clones that part ways from ever sharing one.
+_new_stamp = itertools.count(1).__next__
+
+
+#: `_layout_bindings` by (players, max swarms, pond size), the options the action layout depends on.
+_BINDINGS: dict[tuple[int, int, int], dict[str, Any]] = {}
+
+
+def _layout_bindings(options: MurrayOptions) -> dict[str, Any]:
+    """The action layout and the first id of each block, as `MurrayGame` attributes (made once per layout).
+
+    Every game of an env shares them: building the layout at every reset took about a third of
+    the reset (cProfile).
+    """
+    key = (options.num_players, options.max_swarms, options.pond_size)
+    bindings = _BINDINGS.get(key)
+    if bindings is None:
+        layout = action_layout(options)
+        starts = {f"_{block.name}": block.start for block in layout.blocks}
+        bindings = _BINDINGS[key] = {
+            "layout": layout,
+            "_size": layout.size,
+            **{name: starts[name] for name in _BLOCK_ATTRIBUTES},
+            # The action id that uses each ability card, by card.
+            "_use": {card: starts["_ability"] + i for i, card in enumerate(_ABILITY_IDS)},
+            # (block name, index in the block) of every action id: `layout.decode` without a call.
+            "_decoded": tuple(layout.decode(action) for action in range(layout.size)),
+        }
+    return bindings
+
+
+#: The blocks whose first id a game keeps as an attribute (`_` + block name).
+_BLOCK_ATTRIBUTES = (
+    "_go_out", "_create", "_add", "_ability", "_swap", "_fly_draw", "_pass", "_end_turn",
+    "_murray", "_swarm", "_player", "_pond", "_take", "_discard",
+)  # fmt: skip
+
+
 class MurrayGame(Game):
     """A game of Murray the A**hole Frog in progress."""
 
@@ -374,8 +423,7 @@ class MurrayGame(Game):
         self.rng = rng
         self.num_players = n = options.num_players
         self._bind_layout(options)
-        insects = [t for t, c in enumerate(options.counts) for _ in range(c)]
-        insects = shuffled(insects, rng)
+        insects = shuffled(insect_cards(options.counts), rng)
         self.hands = [[0] * HAND_KINDS for _ in range(n)]
         for p in range(n):
             for card in insects[p * options.hand_size : (p + 1) * options.hand_size]:
@@ -390,6 +438,7 @@ class MurrayGame(Game):
         self.discard[_Card.HAWK] = 1  # the Hawk is the starting discard pile
         self.hawk_in = False  # True once the reshuffle has brought the Hawk into the deck
         self.swarms: list[list[list[int]]] = [[] for _ in range(n)]
+        self.swarm_stamps = [_new_stamp() for _ in range(n)]  # see `_swarms_changed`
         self.tadpoles = [0] * n
         self._init_knowledge(hawk_holder=-1)
         self.player = 0
@@ -426,6 +475,7 @@ class MurrayGame(Game):
         # shown[p]: cards the table saw go into p's hand (pond, swarm, a Deer Fly or Hornet take) and
         # has not seen leave it. A face-down pass may have carried one of them on unseen.
         self.shown = [[0] * HAND_KINDS for _ in range(n)]
+        self.shown_stamps = [_new_stamp() for _ in range(n)]  # see `_shown_changed`
         self.shown_any = 0  # cards in all of `shown` (the observation skips the piece when none)
         # hawk_draws[p]: face-down draws by the others that could have brought the Hawk out of the
         # deck without p knowing: since the reshuffle, since p's last turn or card received, and
@@ -438,24 +488,7 @@ class MurrayGame(Game):
         self.events: list[tuple] = []
 
     def _bind_layout(self, options: MurrayOptions) -> None:
-        self.layout = layout = action_layout(options)
-        self._size = layout.size
-        self._go_out = layout["go_out"].start
-        self._create = layout["create"].start
-        self._add = layout["add"].start
-        self._ability = layout["ability"].start
-        #: The action id that uses each ability card, by card.
-        self._use = {card: self._ability + i for i, card in enumerate(_ABILITY_IDS)}
-        self._swap = layout["swap"].start
-        self._fly_draw = layout["fly_draw"].start
-        self._pass = layout["pass"].start
-        self._end_turn = layout["end_turn"].start
-        self._murray = layout["murray"].start
-        self._swarm = layout["swarm"].start
-        self._player = layout["player"].start
-        self._pond = layout["pond"].start
-        self._take = layout["take"].start
-        self._discard = layout["discard"].start
+        self.__dict__.update(_layout_bindings(options))
 
     @classmethod
     def action_layout(cls, options: MurrayOptions) -> ActionLayout:
@@ -492,6 +525,7 @@ class MurrayGame(Game):
         for p, owned in enumerate(swarms or []):
             for cards in owned:
                 self.swarms[p].append([cards.count(t) for t in range(NUM_INSECTS)])
+        self.swarm_stamps = [_new_stamp() for _ in range(n)]
         self.discard = [0] * PILE_KINDS
         for card in [_Card.HAWK] if discard is None and not hawk_in else discard or []:
             self.discard[card] += 1
@@ -556,6 +590,7 @@ class MurrayGame(Game):
         if self.shown[player][card]:
             self.shown[player][card] -= 1
             self.shown_any -= 1
+            self._shown_changed(player)
         if not self.passed and self.hand_sizes[player] == 1:
             self._hawk_not_out()
 
@@ -568,6 +603,7 @@ class MurrayGame(Game):
         self.events.append((_EV_IN, player, card))
         self.shown[player][card] += 1
         self.shown_any += 1
+        self._shown_changed(player)
 
     def _swap_with_pond(self, player: int, given: int, taken: int) -> None:
         # One event: the card given was in the hand before the swap (never the one taken), and
@@ -580,6 +616,7 @@ class MurrayGame(Game):
             self.shown_any -= 1
         self.shown[player][taken] += 1
         self.shown_any += 1
+        self._shown_changed(player)
 
     def _take_from(self, player: int, victim: int, card: int, hornet: bool) -> None:
         self._from_hand(victim, card)
@@ -588,8 +625,10 @@ class MurrayGame(Game):
         if self.shown[victim][card]:
             self.shown[victim][card] -= 1
             self.shown_any -= 1
+            self._shown_changed(victim)
         self.shown[player][card] += 1
         self.shown_any += 1
+        self._shown_changed(player)
 
     def _pass_left(self, player: int, card: int) -> None:
         left = (player + 1) % self.num_players
@@ -600,6 +639,15 @@ class MurrayGame(Game):
         self.last_received[left] = card
         self.hawk_draws[left] = 0  # an out Hawk would have come to `left` with this pass
         self.passed = True
+
+    # Every change to `swarms` or `shown` goes through one of these (tests hold every path to it).
+    def _swarms_changed(self, seat: int) -> None:
+        """`seat`'s swarms changed: give them a new stamp."""
+        self.swarm_stamps[seat] = _new_stamp()
+
+    def _shown_changed(self, seat: int) -> None:
+        """What the table saw go into `seat`'s hand changed: give it a new stamp."""
+        self.shown_stamps[seat] = _new_stamp()
 
     def _has_swarm(self) -> bool:
         return any(self.swarms)
@@ -875,7 +923,7 @@ class MurrayGame(Game):
 
     def _apply_turn(self, action: int) -> None:
         p = self.player
-        block, i = self.layout.decode(action)
+        block, i = self._decoded[action]
         self.may_go_out = False
         if block == "go_out":
             self._play_from_hand(p, _Card.HAWK)
@@ -887,11 +935,13 @@ class MurrayGame(Game):
                 self._play_from_hand(p, t)
                 swarm[t] += 1
             self.swarms[p].append(swarm)
+            self._swarms_changed(p)
             self._notes.append(("player_{} creates a swarm of {}", (p, _COMBO_NAMES[i])))
         elif block == "add":
             slot, card = divmod(i, NUM_INSECTS)
             self._play_from_hand(p, card)
             self.swarms[p][slot][card] += 1
+            self._swarms_changed(p)
             self._notes.append(("player_{} adds a {} to swarm {}", (p, CARD_NAMES[card], slot)))
         elif block == "ability":
             card = ABILITY_CARDS[i]
@@ -953,6 +1003,7 @@ class MurrayGame(Game):
         owner, slot = self._swarm_at(index)
         self.decision_kind = _Decision.TURN  # Murray is resolved even if the game ends below
         swarm = self.swarms[owner].pop(slot)
+        self._swarms_changed(owner)
         for t, c in enumerate(swarm):
             self.discard[t] += c
         self.discard[_Card.MURRAY] += 1
@@ -971,6 +1022,7 @@ class MurrayGame(Game):
         swarm[card] -= 1
         if not any(swarm):  # a swarm with no card left is gone
             self.swarms[owner].pop(slot)
+        self._swarms_changed(owner)
         self.chosen = (-1, -1)
         if kind == _Decision.FIREFLY_TAKE:
             self._take_into_hand(self.player, card)
@@ -1077,12 +1129,14 @@ class MurrayGame(Game):
         other.deck = list(self.deck)
         other.discard = list(self.discard)
         other.swarms = [[list(s) for s in swarms] for swarms in self.swarms]
+        other.swarm_stamps = list(self.swarm_stamps)
         other.tadpoles = list(self.tadpoles)
         other.hawk_seen = list(self.hawk_seen)
         other.last_passed = list(self.last_passed)
         other.last_received = list(self.last_received)
         other.seen = [[None if h is None else list(h) for h in row] for row in self.seen]
         other.shown = [list(h) for h in self.shown]
+        other.shown_stamps = list(self.shown_stamps)
         other.hawk_draws = list(self.hawk_draws)
         other.events = list(self.events)
         other._notes = list(self._notes)

@@ -3,12 +3,16 @@
 The legal mask's create block is read from tables keyed by three capped counts, checked against
 the combinations themselves; the observer's one-hots, its seat rows packed once for every seat
 (`_SharedRows`) and its side-by-side packs are checked against `encode_full` (a fresh observer's
-`fill` from scratch) over masked random play, clones and re-deals included.
+`fill` from scratch) over masked random play, clones and re-deals included. The stamps the rules
+give swarms and table-seen rows are checked to change with every change of their rows, each
+stamping path by a twin that forgets it; the action layout bound once per shape and the deck's
+insect cards listed once per deck are checked against building them afresh.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -143,23 +147,14 @@ def test_one_hots_never_cleared_are_caught(monkeypatch):
     assert mismatches(env, type(env.observer)(env.observer.options), games=2) > 0
 
 
-def test_shared_rows_that_keep_live_lists_are_caught():
-    """A broken twin: the swarm snapshot holds the game's own lists, so a change never shows."""
-    env = envs.make("murray_frog_v0")
-    broken = type(env.observer)(env.observer.options)
-    pack = observation._swarm_block_packer(env.options.max_swarms)
-    broken._shared_swarms = observation._SharedRows(env.options.num_players, pack, lambda swarms: swarms)
-    assert mismatches(env, broken, games=2) > 0
-
-
 def test_shared_rows_laid_out_in_absolute_seat_order_are_caught(monkeypatch):
     """A broken twin: every seat sees the table's rows in absolute order, not from its own seat."""
     env = envs.make("murray_frog_v0")
     broken = type(env.observer)(env.observer.options)
     original = broken._shared_shown.rows
 
-    def unrotated(current):
-        snapshot, blobs = original(current)
+    def unrotated(current, stamps):
+        snapshot, blobs = original(current, stamps)
         return snapshot, _SameForEverySeat(blobs)
 
     monkeypatch.setattr(broken._shared_shown, "rows", unrotated)
@@ -175,37 +170,121 @@ class _SameForEverySeat(list):
         return super().__getitem__(index)
 
 
-def test_shared_rows_repack_exactly_the_changed_rows():
-    """`rows` against packing every row afresh, through changes; old snapshots never change."""
+def test_shared_rows_repack_exactly_the_rows_with_new_stamps():
+    """`rows` against packing every row afresh, through changes; old stamp lists never change."""
     pack = observation._counts_packer()
-    shared = observation._SharedRows(3, pack, list)
+    shared = observation._SharedRows(3, pack)
     current = [[0] * rules.HAND_KINDS for _ in range(3)]
+    stamps = [0, 0, 0]
     rng = np.random.default_rng(5)
     kept = []
-    for _ in range(200):
+    for step in range(1, 201):
         seat, card = int(rng.integers(3)), int(rng.integers(rules.HAND_KINDS))
         current[seat][card] = int(rng.integers(4))
-        snapshot, blobs = shared.rows(current)
-        assert snapshot == current and snapshot is not current
+        stamps[seat] = step
+        packed, blobs = shared.rows(current, stamps)
+        assert packed == stamps and packed is not stamps
         assert blobs == [pack(row) for row in current]
-        kept.append((snapshot, [list(row) for row in snapshot]))
-    for snapshot, as_it_was in kept:
-        assert snapshot == as_it_was
+        kept.append((packed, list(packed)))
+    for packed, as_it_was in kept:
+        assert packed == as_it_was
 
 
 def test_shared_rows_that_never_repack_are_caught():
     """A broken twin of the check above: a row packed once is never packed again."""
 
     class Stale(observation._SharedRows):
-        def rows(self, current):
+        def rows(self, current, stamps):
             if self.blobs[0] is None:
-                return super().rows(current)
-            return [list(row) for row in current], self.blobs
+                return super().rows(current, stamps)
+            return list(stamps), self.blobs
 
     env = envs.make("murray_frog_v0")
     broken = type(env.observer)(env.observer.options)
-    broken._shared_shown = Stale(env.options.num_players, observation._counts_packer(), list)
+    broken._shared_shown = Stale(env.options.num_players, observation._counts_packer())
     assert mismatches(env, broken, games=3) > 0
+
+
+# ----- the stamps the rules give swarms and table-seen rows --------------------------------------
+def stamp_misses(num_players: int, games: int, seed: int = 0) -> int:
+    """Masked random play (with clones): seat rows that changed while their stamp stayed the same."""
+    env = envs.make("murray_frog_v0", num_players=num_players)
+    rng = np.random.default_rng(seed)
+    missed = 0
+    for game_seed in range(games):
+        env.reset(seed=seed * 1000 + game_seed)
+        step = 0
+        while not env.game.over:
+            step += 1
+            if step % 5 == 2:  # a clone goes its own way from here: its stamps must too
+                env = env.clone()
+            game = env.game
+            swarms, shown = game.swarms, game.shown
+            before = [
+                (
+                    list(map(list, swarms[seat])),
+                    list(shown[seat]),
+                    game.swarm_stamps[seat],
+                    game.shown_stamps[seat],
+                )
+                for seat in range(num_players)
+            ]
+            env.step(random_legal(game.legal_mask(), rng))
+            for seat, (swarms, shown, swarm_stamp, shown_stamp) in enumerate(before):
+                missed += game.swarms[seat] != swarms and game.swarm_stamps[seat] == swarm_stamp
+                missed += game.shown[seat] != shown and game.shown_stamps[seat] == shown_stamp
+    return missed
+
+
+@pytest.mark.parametrize("num_players", list(rules.PLAYER_COUNTS))
+def test_every_change_to_swarms_or_table_seen_rows_gets_a_new_stamp(num_players):
+    assert stamp_misses(num_players, games=20, seed=num_players) == 0
+
+
+#: Every call that stamps a change, by the rules method it is made from.
+STAMP_CALLS = [
+    ("_swarms_changed", "_apply_turn"),  # create, add
+    ("_swarms_changed", "_apply_murray"),
+    ("_swarms_changed", "_apply_take"),  # Firefly, Robber Fly
+    ("_shown_changed", "_play_from_hand"),
+    ("_shown_changed", "_take_into_hand"),
+    ("_shown_changed", "_swap_with_pond"),
+    ("_shown_changed", "_take_from"),  # Deer Fly, Hornet
+]
+
+
+@pytest.mark.parametrize(("stamp", "caller"), STAMP_CALLS)
+def test_a_stamp_forgotten_on_any_path_is_caught(monkeypatch, stamp, caller):
+    """Broken twins: each one forgets the stamp of one path; both checks must see it."""
+    original = getattr(MurrayGame, stamp)
+
+    def forgetful(self, seat):
+        if sys._getframe(1).f_code.co_name != caller:
+            original(self, seat)
+
+    monkeypatch.setattr(MurrayGame, stamp, forgetful)
+    assert stamp_misses(3, games=20) > 0
+    env = envs.make("murray_frog_v0")
+    assert mismatches(env, type(env.observer)(env.observer.options), games=6) > 0
+
+
+def test_set_table_and_clones_stamp_every_row():
+    """A laid-out table gets new stamps for every seat; a clone's stamps part from the original's."""
+    game = _deer_fly_table()
+    before = list(game.swarm_stamps), list(game.shown_stamps)
+    game.set_table(
+        hands=[[Card.MIDGE] * 4] * 3,
+        pond=[Card.FRUIT_FLY] * 3,
+        deck=[Card.FRUIT_FLY] * 12,
+        swarms=[[[Card.MAYFLY] * 3]],
+    )
+    assert all(a != b for a, b in zip(before[0], game.swarm_stamps))
+    assert all(a != b for a, b in zip(before[1], game.shown_stamps))
+    twin = game.clone()
+    assert twin.swarm_stamps == game.swarm_stamps and twin.swarm_stamps is not game.swarm_stamps
+    twin._swarms_changed(0)
+    game._swarms_changed(0)
+    assert twin.swarm_stamps[0] != game.swarm_stamps[0]
 
 
 def test_pieces_packed_together_must_stay_side_by_side():
@@ -214,3 +293,65 @@ def test_pieces_packed_together_must_stay_side_by_side():
     observation._check_side_by_side(at, ("my_hand", "hand_sizes"))
     with pytest.raises(AssertionError, match="side by side"):
         observation._check_side_by_side(at, ("my_hand", "swarms"))
+
+
+# ----- the action layout bound once per shape --------------------------------------------------
+SHAPES = [(n, s, p) for n in rules.PLAYER_COUNTS for s in (1, 8) for p in (1, 3, 4)]
+
+
+def binding_errors(layout_bindings) -> int:
+    """Games of every shape: attributes bound from the cache that differ from a fresh layout."""
+    errors = 0
+    for n, s, p in SHAPES:
+        options = MurrayOptions(num_players=n, max_swarms=s, pond_size=p)
+        layout = rules.action_layout(options)
+        bound = layout_bindings(options)
+        errors += bound["layout"].table() != layout.table() or bound["_size"] != layout.size
+        errors += sum(bound[f"_{block.name}"] != block.start for block in layout.blocks)
+        errors += list(bound["_decoded"]) != [layout.decode(action) for action in range(layout.size)]
+        errors += MurrayGame(options, np.random.default_rng(0))._decoded is not bound["_decoded"]
+    return errors
+
+
+def test_layout_bindings_match_a_fresh_layout_of_every_shape():
+    assert binding_errors(rules._layout_bindings) == 0
+
+
+def test_layout_bindings_cached_by_player_count_alone_are_caught():
+    """A broken twin: a cache that forgets the layout also depends on max_swarms and pond_size."""
+    cache = {}
+
+    def by_players_only(options):
+        if options.num_players not in cache:
+            cache[options.num_players] = rules._layout_bindings(options)
+        return cache[options.num_players]
+
+    assert binding_errors(by_players_only) > 0
+
+
+# ----- the insect cards of a deck, listed once per deck ------------------------------------------
+DECKS = [rules.COUNTS_3_4, rules.COUNTS_5_6, (2,) * 12, (30,) + (1,) * 11]
+
+
+def dealt_card_errors() -> int:
+    """Games of several decks: insect types whose cards in hands, pond and deck differ from the deck's counts."""
+    errors = 0
+    for counts in DECKS:
+        game = MurrayGame(MurrayOptions(insect_counts=counts), np.random.default_rng(1))
+        held = [sum(hand[t] for hand in game.hands) for t in range(rules.NUM_INSECTS)]
+        held = [h + game.pond.count(t) + game.deck.count(t) for t, h in enumerate(held)]
+        errors += sum(h != c for h, c in zip(held, counts))
+    return errors
+
+
+def test_insect_cards_list_every_card_of_the_deck():
+    for counts in DECKS:
+        assert list(rules.insect_cards(counts)) == [t for t, c in enumerate(counts) for _ in range(c)]
+    assert dealt_card_errors() == 0
+
+
+def test_insect_cards_cached_for_the_first_deck_only_are_caught(monkeypatch):
+    """A broken twin: the cache hands out the first deck it made whatever the counts."""
+    first = rules.insect_cards(DECKS[0])
+    monkeypatch.setattr(rules, "insect_cards", lambda counts: first)
+    assert dealt_card_errors() > 0
