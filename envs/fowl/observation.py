@@ -495,8 +495,9 @@ class FowlObserver(Observer):
             top_first = ", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else ""
             lines.append(f"  pile: {_cards(len(pile))}{top_first}")
             lines.extend("  " + row for row in game.grid_picture(seat))
-        if game.log:
-            lines.append("last: " + "; ".join(game.log))
+        log = game.log
+        if log:
+            lines.append("last: " + "; ".join(log))
         return "\n".join(lines)
 
 
