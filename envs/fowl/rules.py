@@ -341,9 +341,7 @@ class FowlGame(Game):
         self._value_base = options.max_value
         self._first_wile = options.num_birds
         self._blocks = {b.name: b.start for b in self.layout.blocks}
-        # The blocks' first ids as attributes: `apply` and `legal_mask` read them at every decision.
-        self._action_count = self.layout.size
-        self._draw_deck_at = self._blocks["draw_deck"]
+        # The blocks' first ids as attributes: `apply` reads them at every decision.
         self._draw_pile_at = self._blocks["draw_pile"]
         self._discard_at = self._blocks["discard"]
         self._play_at = self._blocks["play"]
@@ -693,40 +691,40 @@ class FowlGame(Game):
         """1 for each legal action of the acting player at the current decision."""
         # Built in a bytearray (a byte written from Python costs less than a numpy element or a
         # fancy-indexed write) and handed out as an int8 array over it.
-        mask = bytearray(self._action_count)
+        mask = bytearray(self.layout.size)
+        b = self._blocks
         me = self.to_act
+        n = self.num_players
         stage = self.stage
-        if stage == _Decision.DISCARD or stage == _Decision.EXTRA_DISCARD:
-            start = self._discard_at
+        if stage == _Decision.FIRST_DRAW or stage == _Decision.SECOND_DRAW:
+            if self.deck:
+                mask[b["draw_deck"]] = 1
+            if stage == _Decision.FIRST_DRAW or not self.first_from_pile:
+                for j in range(n):
+                    if self.piles[(me + j) % n]:
+                        mask[b["draw_pile"] + j] = 1
+        elif stage == _Decision.DISCARD or stage == _Decision.EXTRA_DISCARD:
+            start = b["discard"]
             for card in self.hands[me]:
                 mask[start + card] = 1
-        elif stage == _Decision.FIRST_DRAW or stage == _Decision.SECOND_DRAW:
-            if self.deck:
-                mask[self._draw_deck_at] = 1
-            if stage == _Decision.FIRST_DRAW or not self.first_from_pile:
-                n, piles, start = self.num_players, self.piles, self._draw_pile_at
-                for j in range(n):
-                    if piles[(me + j) % n]:
-                        mask[start + j] = 1
         elif stage == _Decision.PLAY:
-            start, first_wile, room = self._play_at, self._first_wile, bool(self.frontier[me])
+            start, first_wile, room = b["play"], self._first_wile, bool(self.frontier[me])
             for card in set(self.hands[me]):
                 # A bird needs room in my grid (`_playable`, inlined for the common card).
                 playable = room if card < first_wile else self._playable(me, card)
                 if playable:
                     mask[start + card] = 1
         elif stage == _Decision.PLACE_BIRD or stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
-            start = self._own_cell_at
+            start = b["own_cell"]
             for c in self.frontier[me]:
                 mask[start + c] = 1
         elif stage == _Decision.MURDER_TARGET:
-            n = self.num_players
             for q in self._opponents(me):
-                mask[self._murder_at + (q - me) % n - 1] = 1
+                mask[b["murder"] + (q - me) % n - 1] = 1
         else:
-            n, cells = self.num_players, self.options.cells
+            cells = self.options.cells
             for q in self._opponents(me):
-                start = self._opponent_cell_at + ((q - me) % n - 1) * cells
+                start = b["opponent_cell"] + ((q - me) % n - 1) * cells
                 if stage == _Decision.PLACE_BLOCKING:
                     if self.placed[q]:
                         for c in self.frontier[q]:
