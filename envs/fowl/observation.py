@@ -304,11 +304,13 @@ class FowlObserver(Observer):
         # One-hots that change every decision: clear last call's ones, set this call's.
         for i in state.hot:
             mem[i] = 0.0
-        hot = [at.decision + game.stage, at.acting + (game.to_act - player) % n]
-        if game.pending_card != EMPTY:
-            hot.append(at.pending_card + game.pending_card)
+        # A tuple, grown only while a card waits for its target: cheaper than a list and appends.
+        hot = (at.decision + game.stage, at.acting + (game.to_act - player) % n)
+        pending = game.pending_card
+        if pending != EMPTY:
+            hot += (at.pending_card + pending,)
             if game.pending_cell != EMPTY:
-                hot.append(at.pending_cell + game.pending_cell)
+                hot += (at.pending_cell + game.pending_cell,)
         for i in hot:
             mem[i] = 1.0
         state.hot = hot
@@ -343,14 +345,15 @@ class FowlObserver(Observer):
         piles, raw = game.piles, self._bytes[player]
         murder = self._murder
         on_top = lower = seen_murders = 0  # Murder cards on pile tops, lower in piles, seen in hands
+        seen_piles, seen_known, sizes_at = state.piles, state.known, at.hand_sizes
         for i, seat in enumerate(seats):
             pile = piles[seat]
             if pile and (copies := pile.count(murder)):
                 top = pile[-1] == murder
                 on_top += top
                 lower += copies - top
-            if pile != state.piles[i]:
-                state.piles[i] = list(pile)
+            if pile != seen_piles[i]:
+                seen_piles[i] = list(pile)
                 if state.tops[i] >= 0:
                     mem[state.tops[i]] = 0.0
                 contents, order = self._pile_spans[i]
@@ -364,14 +367,14 @@ class FowlObserver(Observer):
             seen = known[seat]
             if i:
                 seen_murders += seen.count(murder)
-            if seen != state.known[i]:
+            if seen != seen_known[i]:
                 start = at.known_hands + i * k
-                for card in state.known[i]:
+                for card in seen_known[i]:
                     mem[start + card] = 0.0
                 for card in seen:
                     mem[start + card] += 1.0
-                state.known[i] = list(seen)
-            mem[at.hand_sizes + i] = len(hands[seat]) * 0.25
+                seen_known[i] = list(seen)
+            mem[sizes_at + i] = len(hands[seat]) * 0.25
         mem[at.deck_size] = len(game.deck) * self._deck_scale
         # murder_whereabouts, as `fill` counts it; written only when a Murder card moved
         where = (hand.count(murder), on_top, lower, seen_murders, game.wiles_in_grids[_Wile.MURDER])
@@ -495,8 +498,9 @@ class FowlObserver(Observer):
             top_first = ", top first: " + ", ".join(name(c) for c in reversed(pile)) if pile else ""
             lines.append(f"  pile: {_cards(len(pile))}{top_first}")
             lines.extend("  " + row for row in game.grid_picture(seat))
-        if game.log:
-            lines.append("last: " + "; ".join(game.log))
+        log = game.log
+        if log:
+            lines.append("last: " + "; ".join(log))
         return "\n".join(lines)
 
 
@@ -508,7 +512,7 @@ class _SeatState:
     """What one seat's cached vector was last built from (copies), piece by piece; None = unknown."""
 
     def __init__(self, n: int) -> None:
-        self.hot: list[int] = []  # the one-hot entries set by the last call
+        self.hot: tuple[int, ...] = ()  # the one-hot entries set by the last call
         self.hand: list[int] = []  # the count pieces start all zero: as if built from no cards
         self.grids: bytes | None = None
         self.grid_cells: np.ndarray | None = None  # `grids` as an array of card ids (a view of it)

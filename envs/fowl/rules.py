@@ -12,7 +12,7 @@ card's target(s). Draws, discards and everything a play sets off happen inside `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
@@ -90,6 +90,23 @@ DECISION_NAMES = {
     _Decision.MURDER_CELL: "Murder wile cell",
     _Decision.MURDER_TARGET: "Murder target",
 }
+
+
+# ----- log lines: what `FowlGame.log` writes from each recorded event's values ---------------------
+_DECK_EMPTY = "the deck is empty: the game ends".format
+_LAST_ONE_PLAYING = "only player_{} is still playing: the game ends".format
+_SHOWS_HAND = "player_{} cannot play and shows their hand".format
+_DRAWS = "player_{} draws from the deck".format
+_TAKES = "player_{} takes {} from player_{}'s pile".format
+_NOTHING_TO_DRAW = "nothing left to draw".format
+_DISCARDS = "player_{} discards {}".format
+_PLAYS = "player_{} plays {}".format
+_PUTS = "player_{} puts {} on {}".format
+_INTO_GRID = "... into player_{}'s grid at {}".format
+_TO_PILE = "... player_{}'s {} goes to their pile".format
+_SWAPPED = "... swapped with player_{}'s {}".format
+_MURDERS = "player_{} murders player_{}".format
+_CAUGHT = "player_{} tries to murder player_{} and is caught".format
 
 
 @dataclass
@@ -216,6 +233,27 @@ def full_deck(options: FowlOptions) -> list[int]:
     return deck
 
 
+def card_name(card: int, max_value: int, first_wile: int) -> str:
+    """'Grushes 7' or 'Swap wile'."""
+    if card >= first_wile:
+        return f"{Wile(card - first_wile).name.title()} wile"
+    t, v = divmod(card, max_value)
+    return f"{TYPE_NAMES[t]} {v + 1}"
+
+
+@cache
+def card_names(max_value: int, num_kinds: int) -> tuple[str, ...]:
+    """`card_name` of every card id (the log records names, which it would otherwise make each move)."""
+    first_wile = num_kinds - len(Wile)
+    return tuple(card_name(card, max_value, first_wile) for card in range(num_kinds))
+
+
+@cache
+def cell_names(grid_size: int) -> tuple[str, ...]:
+    """'(row,col)' of every flat cell index."""
+    return tuple(f"({r},{c})" for r in range(grid_size) for c in range(grid_size))
+
+
 @cache
 def grid_neighbours(grid_size: int) -> tuple[tuple[int, ...], ...]:
     """The orthogonal neighbours of every cell of a flat grid."""
@@ -303,6 +341,15 @@ class FowlGame(Game):
         self._value_base = options.max_value
         self._first_wile = options.num_birds
         self._blocks = {b.name: b.start for b in self.layout.blocks}
+        # The blocks' first ids as attributes: `apply` reads them at every decision.
+        self._draw_pile_at = self._blocks["draw_pile"]
+        self._discard_at = self._blocks["discard"]
+        self._play_at = self._blocks["play"]
+        self._own_cell_at = self._blocks["own_cell"]
+        self._opponent_cell_at = self._blocks["opponent_cell"]
+        self._murder_at = self._blocks["murder"]
+        self._card_names = card_names(options.max_value, options.num_kinds)
+        self._cell_names = cell_names(options.grid_size)
 
         deck = shuffled(full_deck(options), rng)
         self.deck: list[int] = deck
@@ -323,7 +370,9 @@ class FowlGame(Game):
         self.pending_card = EMPTY
         self.pending_cell = EMPTY
         self.turn = 1
-        self.log: list[str] = []
+        #: What happened since the last decision, as (line maker, its values): `log` writes the lines
+        #: only when someone reads them (the game records every step, but few steps are ever read).
+        self._log: list[tuple[Callable[..., str], tuple]] = []
         self._terminal = False
         self._rebuild()
 
@@ -394,12 +443,14 @@ class FowlGame(Game):
                     self.grids[p, r * self._size + c] = card
         self._rebuild()
 
+    @property
+    def log(self) -> list[str]:
+        """What happened since the last decision (the decision itself first), one line per event."""
+        return [line(*values) for line, values in self._log]
+
     def card_name(self, card: int) -> str:
         """'Grushes 7' or 'Swap wile'."""
-        if card >= self._first_wile:
-            return f"{Wile(card - self._first_wile).name.title()} wile"
-        t, v = divmod(card, self._value_base)
-        return f"{TYPE_NAMES[t]} {v + 1}"
+        return card_name(card, self._value_base, self._first_wile)
 
     def grid_birds(self, player: int) -> dict[tuple[int, int], tuple[int, int]]:
         """The birds of a player's grid as {(row, col): (type, value)}."""
@@ -573,7 +624,7 @@ class FowlGame(Game):
     # ----- turn flow ------------------------------------------------------------------------------
     def _start_turn(self, player: int) -> None:
         if not self.deck:
-            self.log.append("the deck is empty: the game ends")
+            self._log.append((_DECK_EMPTY, ()))
             self._terminal = True
             return
         self.to_act = player
@@ -584,7 +635,7 @@ class FowlGame(Game):
         self.pending_card = self.pending_cell = EMPTY
         alive, n = self.alive, self.num_players
         if alive.count(True) == 1:
-            self.log.append(f"only player_{alive.index(True)} is still playing: the game ends")
+            self._log.append((_LAST_ONE_PLAYING, (alive.index(True),)))
             self._terminal = True
             return
         nxt = (self.to_act + 1) % n
@@ -632,7 +683,7 @@ class FowlGame(Game):
         else:
             # house: the player shows their hand to prove nothing can be played
             self.known[player] = list(self.hands[player])
-            self.log.append(f"player_{player} cannot play and shows their hand")
+            self._log.append((_SHOWS_HAND, (player,)))
             self.stage = _Decision.EXTRA_DISCARD
 
     # ----- the Game interface -------------------------------------------------------------------
@@ -685,27 +736,27 @@ class FowlGame(Game):
 
     def apply(self, action: int) -> None:
         """Apply one decision of the acting player and everything it sets off."""
-        self.log = []
-        b = self._blocks
+        self._log = []
         me = self.to_act
-        n = self.num_players
         stage = self.stage
-        if action < b["discard"]:
-            self._apply_draw(me, action - b["draw_pile"] if action >= b["draw_pile"] else -1)
-        elif action < b["play"]:
-            card = action - b["discard"]
+        if action < self._discard_at:
+            pile = self._draw_pile_at
+            self._apply_draw(me, action - pile if action >= pile else -1)
+        elif action < self._play_at:
+            card = action - self._discard_at
             self._discard(me, card)
-            self.log.append(f"player_{me} discards {self.card_name(card)}")
+            self._log.append((_DISCARDS, (me, self._card_names[card])))
             if stage == _Decision.DISCARD:
                 self._after_discard()
             else:
                 self._end_turn()
-        elif action < b["own_cell"]:
-            self._choose_card(me, action - b["play"])
-        elif action < b["opponent_cell"]:
-            cell = action - b["own_cell"]
-            self._place(me, cell, self.pending_card)
-            self.log.append(f"player_{me} puts {self.card_name(self.pending_card)} on {self.cell_name(cell)}")
+        elif action < self._own_cell_at:
+            self._choose_card(me, action - self._play_at)
+        elif action < self._opponent_cell_at:
+            cell = action - self._own_cell_at
+            card = self.pending_card
+            self._place(me, cell, card)
+            self._log.append((_PUTS, (me, self._card_names[card], self._cell_names[cell])))
             if stage == _Decision.SWAP_CELL or stage == _Decision.MURDER_CELL:
                 self.pending_cell = cell
                 self.stage = (
@@ -713,37 +764,37 @@ class FowlGame(Game):
                 )
             else:
                 self._end_turn()
-        elif action < b["murder"]:
-            j, cell = divmod(action - b["opponent_cell"], self.options.cells)
-            self._wile_on(me, (me + j + 1) % n, cell)
+        elif action < self._murder_at:
+            j, cell = divmod(action - self._opponent_cell_at, self.options.cells)
+            self._wile_on(me, (me + j + 1) % self.num_players, cell)
             self._end_turn()
         else:
-            self._murder(me, (me + action - b["murder"] + 1) % n)
+            self._murder(me, (me + action - self._murder_at + 1) % self.num_players)
             self._end_turn()
 
     def _apply_draw(self, me: int, relative_pile: int) -> None:
         if relative_pile < 0:
             self.hands[me].append(self.deck.pop())
-            self.log.append(f"player_{me} draws from the deck")
+            self._log.append((_DRAWS, (me,)))
         else:
             seat = (me + relative_pile) % self.num_players
             card = self.piles[seat].pop()
             self.pile_counts[seat, card] -= 1
             self.hands[me].append(card)
             self.known[me].append(card)
-            self.log.append(f"player_{me} takes {self.card_name(card)} from player_{seat}'s pile")
+            self._log.append((_TAKES, (me, self._card_names[card], seat)))
         if self.stage == _Decision.FIRST_DRAW:
             self.first_from_pile = relative_pile >= 0
             if self._can_draw_second():
                 self.stage = _Decision.SECOND_DRAW
                 return
-            self.log.append("nothing left to draw")  # house: the turn goes on with one card drawn
+            self._log.append((_NOTHING_TO_DRAW, ()))  # house: the turn goes on with one card drawn
         self.stage = _Decision.DISCARD
 
     def _choose_card(self, me: int, card: int) -> None:
         self._take_from_hand(me, card)
         self.pending_card = card
-        self.log.append(f"player_{me} plays {self.card_name(card)}")
+        self._log.append((_PLAYS, (me, self._card_names[card])))
         if card < self._first_wile:
             self.stage = _Decision.PLACE_BIRD
         else:
@@ -758,7 +809,7 @@ class FowlGame(Game):
         card = self.pending_card
         if self.stage == _Decision.PLACE_BLOCKING:
             self._place(victim, cell, card)
-            self.log.append(f"... into player_{victim}'s grid at {self.cell_name(cell)}")
+            self._log.append((_INTO_GRID, (victim, self._cell_names[cell])))
             return
         bird = self.grid_lists[victim][cell]
         self.grids[victim, cell] = self.grid_lists[victim][cell] = card
@@ -767,13 +818,13 @@ class FowlGame(Game):
             self.wiles_in_grids[_Wile.DISCARD] += 1
             self.piles[victim].append(bird)
             self.pile_counts[victim, bird] += 1
-            self.log.append(f"... player_{victim}'s {self.card_name(bird)} goes to their pile")
+            self._log.append((_TO_PILE, (victim, self._card_names[bird])))
         else:
             # The Swap wile already lies in my grid (it was counted then); it only changes grids.
             own = self.pending_cell
             self.grids[me, own] = self.grid_lists[me][own] = bird
             self._bird_added(me, own)  # where my Swap wile lay: no route of mine is broken
-            self.log.append(f"... swapped with player_{victim}'s {self.card_name(bird)}")
+            self._log.append((_SWAPPED, (victim, self._card_names[bird])))
 
     def murder_succeeds(self, murderer: int, victim: int) -> bool:
         """The Murder check: the victim leads by at least `murder_margin`, or Escalation has happened."""
@@ -789,11 +840,11 @@ class FowlGame(Game):
             types = {c // self._value_base for c in self.hands[victim] if c < self._first_wile}
             self.recorded[me] |= types
             self._clear_scores[me] = None
-            self.log.append(f"player_{me} murders player_{victim}")
+            self._log.append((_MURDERS, (me, victim)))
         else:
             self.alive[me] = False
             self.caught[me] = True
-            self.log.append(f"player_{me} tries to murder player_{victim} and is caught")
+            self._log.append((_CAUGHT, (me, victim)))
 
     def potential(self, player: int) -> float:
         """The player's lead over the best other player who can win, / max_score; -1 if out of the winning (public)."""
@@ -904,7 +955,7 @@ class FowlGame(Game):
         other.murdered = list(self.murdered)
         other.caught = list(self.caught)
         other.recorded = [set(t) for t in self.recorded]
-        other.log = list(self.log)
+        other._log = list(self._log)
         return other
 
     def state_dict(self) -> dict[str, Any]:
@@ -982,6 +1033,7 @@ class FowlGame(Game):
         if self.over:
             winners = ", ".join(f"player_{p}" for p in self.winners()) or "nobody (every reward is 0)"
             lines.append("game over: winner(s) " + winners)
-        if self.log:
-            lines.append("  last: " + "; ".join(self.log))
+        log = self.log
+        if log:
+            lines.append("  last: " + "; ".join(log))
         return "\n".join(lines)

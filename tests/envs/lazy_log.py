@@ -1,4 +1,5 @@
-"""A check shared by the games whose `game.log` is written only when read (Chicken, Murder, She Crows).
+"""A check shared by the games whose `game.log` is written only when read (Chicken, Murder, She Crows,
+Murder Most Fowl).
 
 Such a game records each event as `(line maker, values)` in `game._log`; the lines are made when
 `game.log` is read. A value recorded as a live list that play goes on to change would rewrite
