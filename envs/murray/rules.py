@@ -10,6 +10,7 @@ included, is a decision of the current player.
 from __future__ import annotations
 
 import itertools
+import os
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
@@ -374,11 +375,13 @@ def _three_digit_table(types: tuple[int, ...], table: tuple) -> tuple[int, int, 
 _CREATE_TABLES = tuple(_three_digit_table(types, table) for types, table in _CREATE_BY_VALUE)
 
 
-#: A number never handed out before in this process. A seat's swarms and what the table saw go
-#: into its hand get a new one each time they change (`MurrayGame.swarm_stamps`, `shown_stamps`),
-#: so the observer tells "changed since I last looked" by comparing one int per seat instead of
-#: the nested lists; new numbers keep two clones that part ways from ever sharing one.
-_new_stamp = itertools.count(1).__next__
+#: A number never handed out before. A seat's swarms and what the table saw go into its hand get a
+#: new one each time they change (`MurrayGame.swarm_stamps`, `shown_stamps`), so the observer tells
+#: "changed since I last looked" by comparing one int per seat instead of the nested lists; new
+#: numbers keep two clones that part ways from ever sharing one. Each process counts from its own
+#: random 64-bit start (OS entropy: a stamp is an identity, never part of play), so an env pickled
+#: in one process and played on in another does not meet its observer's remembered stamps again.
+_new_stamp = itertools.count(int.from_bytes(os.urandom(8), "little") << 32).__next__
 
 
 #: `_layout_bindings` by (players, max swarms, pond size), the options the action layout depends on.

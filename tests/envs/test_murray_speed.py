@@ -12,6 +12,7 @@ insect cards listed once per deck are checked against building them afresh.
 from __future__ import annotations
 
 import itertools
+import subprocess
 import sys
 
 import numpy as np
@@ -355,3 +356,15 @@ def test_insect_cards_cached_for_the_first_deck_only_are_caught(monkeypatch):
     first = rules.insect_cards(DECKS[0])
     monkeypatch.setattr(rules, "insect_cards", lambda counts: first)
     assert dealt_card_errors() > 0
+
+
+def test_two_processes_hand_out_different_stamps():
+    # An env pickled in one process and played on in another keeps its observer's remembered
+    # stamps: the new process must not hand out those numbers again. A count from 1 in every
+    # process (the broken twin) gives both processes the same first stamps.
+    probe = "from fowlplay.envs.murray import rules; print(rules._new_stamp())"
+    firsts = {
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    }
+    assert len(firsts) == 2
