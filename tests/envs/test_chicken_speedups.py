@@ -12,6 +12,7 @@ from fowlplay.envs.chicken.observation import ChickenObserver
 from fowlplay.envs.chicken.rules import ChickenGame, ChickenOptions
 from fowlplay.envs.core.testing import random_legal
 
+from tests.envs.incremental_encode import encode_mismatches as shared_encode_mismatches
 from tests.envs.lazy_log import log_changes
 
 NAME = "chicken_v0"
@@ -19,38 +20,8 @@ COUNTS = list(envs.player_counts(NAME))
 
 
 def encode_mismatches(num_players: int, observer_cls=ChickenObserver, games: int = 4, seed: int = 0) -> int:
-    """Masked random games; count (state, seat) pairs where the incremental encode differs from a full one.
-
-    The acting seat is encoded at every decision (as the AEC loop does); every third decision every
-    seat is too, in turn order and reversed, and every fifth a clone with the hidden cards re-dealt
-    (a clone shares the env's observer).
-    """
-    env = envs.make(NAME, num_players=num_players)
-    observer = observer_cls(env.options)
-    reference = ChickenObserver(env.options)
-    rng = np.random.default_rng(seed)
-    wrong = 0
-
-    def check(game: ChickenGame, player: int) -> int:
-        return observer.encode(game, player).tobytes() != reference.encode_full(game, player).tobytes()
-
-    for game_seed in range(games):
-        env.reset(seed=game_seed)
-        step = 0
-        while not env.game.over:
-            game = env.game
-            wrong += check(game, game.current_player)
-            if step % 3 == 0:
-                order = range(num_players) if step % 2 else reversed(range(num_players))
-                wrong += sum(check(game, player) for player in order)
-            if step % 5 == 4:
-                twin = env.clone()
-                twin.resample_hidden(env.agent_selection, seed=step)
-                wrong += sum(check(twin.game, player) for player in range(num_players))
-            env.step(random_legal(game.legal_mask(), rng))
-            step += 1
-        wrong += sum(check(env.game, player) for player in range(num_players))  # the finished table
-    return wrong
+    """`incremental_encode.encode_mismatches` for this game."""
+    return shared_encode_mismatches(NAME, num_players, observer_cls, games, seed)
 
 
 @pytest.mark.parametrize("num_players", COUNTS)
