@@ -6,7 +6,7 @@ Prints the pairwise scores and ratings; writes games.jsonl, pairwise.csv, rating
 summary.json, report.md and PNG plots to --out. Run the same command again to resume an
 interrupted evaluation, or with a larger --matches to extend a finished one. The exit status is
 1 when any agent chose an illegal action or an output file could not be written, 2 for a mistake
-on the command line, 130 after Ctrl-C (the games played so far are kept).
+on the command line, 130 after Ctrl-C and 143 after SIGTERM (the games played so far are kept).
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from fowlplay.evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, R
 from fowlplay.evaluation.report import OutputError
 from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
 from fowlplay.training.cli import one_line_warnings, yaml_value
+from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
 
 PROG = "fowlplay-eval"
-#: Exit status after Ctrl-C, as shells report SIGINT.
-EXIT_INTERRUPTED = 130
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -98,21 +97,22 @@ def _fail(message: str, status: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation described on the command line and print its headline figures."""
-    try:
-        with one_line_warnings(PROG):
-            return _main(argv)
-    except EvalInterrupted as stop:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
-        print(
-            f"\n{PROG}: interrupted; {stop.saved} of {stop.planned} games are saved in {stop.path}. "
-            "Run the same command again to resume.",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        print(f"\n{PROG}: interrupted before any game was saved", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    with sigterm_stops():
+        try:
+            with one_line_warnings(PROG):
+                return _main(argv)
+        except EvalInterrupted as stop:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            print(
+                f"\n{PROG}: {stopped(stop)}; {stop.saved} of {stop.planned} games are saved in "
+                f"{stop.path}. Run the same command again to resume.",
+                file=sys.stderr,
+            )
+            return exit_status(stop)
+        except KeyboardInterrupt as stop:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            print(f"\n{PROG}: {stopped(stop)} before any game was saved", file=sys.stderr)
+            return exit_status(stop)
 
 
 def _main(argv: list[str] | None) -> int:

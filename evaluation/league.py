@@ -23,7 +23,8 @@ Four stages, each resumable (run the same command again and finished work is ski
    run directories hold `evaluation.csv` (the trainers' periodic scores), `learning_curves.png`.
 
 Exit status: 0 when every entry finished, 1 when some entry failed (the leaderboard is still
-written from the rest), 2 for a mistake in the command line or the config, 130 after Ctrl-C.
+written from the rest), 2 for a mistake in the command line or the config, 130 after Ctrl-C and
+143 after SIGTERM (a training run it was waiting on saves a checkpoint first).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import math
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -49,9 +51,9 @@ from fowlplay.evaluation.agents import AgentSpec, AgentSpecError, parse_spec
 from fowlplay.evaluation.ladder import ANCHOR, LADDER_VERSION, elo_ratings, ladder_specs
 from fowlplay.evaluation.matches import EvalConfig, ResumeError, run_games
 from fowlplay.evaluation.stats import pairwise
+from fowlplay.training.stopping import exit_status, further_stops_ignored, signal_of, sigterm_stops, stopped
 
 PROG = "fowlplay-league"
-EXIT_INTERRUPTED = 130
 #: Algorithm names become labels and folder names.
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: Keys of a league config; anything else is a mistake.
@@ -289,16 +291,27 @@ def train_command(config: LeagueConfig, algorithm: Algorithm, seed: int, out: Pa
 
 
 def run_training(command: list[str], log: Path, timeout: float | None) -> int:
-    """Run one training command, its output into `log`; its exit status (tests replace this)."""
+    """Run one training command, its output into `log`; its exit status (tests replace this).
+
+    Ctrl-C or SIGTERM here is passed on to the run, which saves a checkpoint before it exits; the
+    league waits for that and then stops, so the next league run resumes from it.
+    """
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
         try:
-            return subprocess.run(
-                command, stdout=handle, stderr=subprocess.STDOUT, env=env, timeout=timeout
-            ).returncode
+            return process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
             handle.write(f"\n{PROG}: killed after {timeout:.0f} s\n")
             return -9
+        except KeyboardInterrupt as stop:
+            with further_stops_ignored():
+                if process.poll() is None:
+                    process.send_signal(signal_of(stop))  # a terminal's Ctrl-C reached it already
+                    process.wait()
+            raise
 
 
 def _tail(log: Path, lines: int = 3) -> str:
@@ -903,26 +916,28 @@ def main(argv: list[str] | None = None) -> int:
         command += " --seeds " + " ".join(map(str, args.seeds))
     if args.matches is not None:
         command += f" --matches {args.matches}"
-    try:
-        summary = run_league(
-            config,
-            args.out,
-            args.workers,
-            args.progress,
-            args.bootstrap,
-            command=command,
-            rungs=args.rungs,
-            algorithms=args.algorithms,
-            decisions=args.decisions,
-            seeds=args.seeds,
-            matches=args.matches,
-        )
-    except LeagueConfigError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; run the same command again to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    with sigterm_stops():
+        try:
+            summary = run_league(
+                config,
+                args.out,
+                args.workers,
+                args.progress,
+                args.bootstrap,
+                command=command,
+                rungs=args.rungs,
+                algorithms=args.algorithms,
+                decisions=args.decisions,
+                seeds=args.seeds,
+                matches=args.matches,
+            )
+        except LeagueConfigError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as stop:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            print(f"\n{PROG}: {stopped(stop)}; run the same command again to resume", file=sys.stderr)
+            return exit_status(stop)
     for r in summary["algorithms"]:
         print(
             f"{r['algorithm']} ({r['seeds_rated']}/{r['seeds']} seeds): Elo {_spread_text(r, 'elo', 0)}; "

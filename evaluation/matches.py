@@ -41,6 +41,7 @@ from fowlplay import envs
 from fowlplay.envs.core.rewards import win_rewards
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
 from fowlplay.evaluation.report import OutputError, write_json
+from fowlplay.training.stopping import further_stops_ignored, signal_of
 
 SEATINGS = ("pairs", "combinations", "one-vs-rest")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
@@ -281,6 +282,9 @@ def _init_worker(config: EvalConfig, parent: int) -> None:
     global _worker
     # Ctrl-C reaches the whole process group; the parent stops the pool and reports once.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM came blocked from the forkserver (`_start_forkserver`); the pool stops its workers
+    # with it, so a worker takes it again.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     exit_when_gone(parent)
     _limit_threads(uses_torch=any(a.kind == "checkpoint" for a in config.agents))
     _worker = TablePlayer(config)
@@ -340,6 +344,23 @@ def start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+def _start_forkserver() -> None:
+    """Start the forkserver with SIGTERM blocked, which it keeps (and its workers inherit).
+
+    A SIGTERM to the whole process group (`docker stop`, a batch scheduler) would otherwise kill the
+    server while the pool still needs it, and the pool's thread would die with a traceback trying to
+    replace the workers that SIGTERM killed. The evaluation stops its pool itself, and the server
+    exits when the evaluation does.
+    """
+    from multiprocessing import forkserver
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> Iterator[dict]:
     """Play `tasks`, yielding rows as games finish (in any order when workers > 1)."""
     if not tasks:
@@ -353,6 +374,7 @@ def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> I
     if ctx.get_start_method() == "forkserver":
         # Import the game code once in the server; every worker forks from it already loaded.
         ctx.set_forkserver_preload(["fowlplay.evaluation.matches", *_game_modules(config)])
+        _start_forkserver()
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
     with ctx.Pool(workers, initializer=_init_worker, initargs=(config, os.getpid())) as pool:
         yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=chunk)
@@ -364,11 +386,12 @@ class ResumeError(ValueError):
 
 
 class EvalInterrupted(KeyboardInterrupt):
-    """Ctrl-C during an evaluation; every game finished before it is saved in games.jsonl."""
+    """Ctrl-C or SIGTERM (`signum`) during an evaluation; every game finished before it is saved
+    in games.jsonl."""
 
-    def __init__(self, path: Path, saved: int, planned: int) -> None:
+    def __init__(self, path: Path, saved: int, planned: int, signum: int = signal.SIGINT) -> None:
         super().__init__(f"evaluation interrupted; {saved} of {planned} games saved in {path}")
-        self.path, self.saved, self.planned = path, saved, planned
+        self.path, self.saved, self.planned, self.signum = path, saved, planned, signum
 
 
 #: Keys every games.jsonl row holds.
@@ -437,20 +460,6 @@ def _refusal(path: Path, number: int, config: EvalConfig) -> ResumeError:
     )
 
 
-@contextlib.contextmanager
-def _second_ctrl_c_ignored(active: bool) -> Iterator[None]:
-    """While `active` (and in the main thread), ignore Ctrl-C: a second one must not cut short the
-    clean-up and count of the first; the previous handler is back afterwards."""
-    if not active or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dict]:
     """Rows already played, by key; a partly written last line (an interrupted write) is cut off.
 
@@ -513,7 +522,7 @@ def run_games(
     except OSError as exc:
         raise OutputError(path, exc) from exc
     games = play_games(config, todo, workers)
-    interrupted = False
+    interrupted, signum = False, signal.SIGINT
     try:
         for row in games:
             try:
@@ -527,10 +536,10 @@ def run_games(
                 bar.update()
             if on_row is not None:
                 on_row(row)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as stop:
+        interrupted, signum = True, signal_of(stop)
     finally:
-        with _second_ctrl_c_ignored(interrupted):
+        with further_stops_ignored(interrupted):
             games.close()  # stops the worker pool now, not when the generator is collected
             with contextlib.suppress(OSError):  # every row was flushed as it was written
                 f.close()
@@ -539,7 +548,7 @@ def run_games(
             if interrupted:
                 # Count what the file holds: Ctrl-C may land between a row's write and its bookkeeping.
                 saved = read_games(path, config)
-                raise EvalInterrupted(path, sum(1 for t in tasks if t.key in saved), len(tasks))
+                raise EvalInterrupted(path, sum(1 for t in tasks if t.key in saved), len(tasks), signum)
     rows = [done[t.key] for t in tasks]
     counts = {
         "planned": len(tasks),

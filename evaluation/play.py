@@ -20,8 +20,6 @@ from fowlplay.envs.core.agents import Agent
 from fowlplay.evaluation.argtypes import integer
 
 PROG = "fowlplay-play"
-#: Exit status after Ctrl-C, as shells report SIGINT.
-EXIT_INTERRUPTED = 130
 #: What a typed action id may look like: a few ASCII digits (not '²', '--1' or 5000 digits).
 _ACTION_ID = re.compile(r"[0-9]{1,9}")
 
@@ -129,18 +127,20 @@ def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quie
 def main(argv: list[str] | None = None) -> int:
     """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
     from fowlplay.training.cli import one_line_warnings
+    from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
 
-    try:
-        with one_line_warnings(PROG):
-            return _main(argv)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
-        print(
-            f"\n{PROG}: interrupted; the game is abandoned (nothing is saved: the same --seed "
-            "and agents deal it again)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
+    with sigterm_stops():
+        try:
+            with one_line_warnings(PROG):
+                return _main(argv)
+        except KeyboardInterrupt as stop:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            print(
+                f"\n{PROG}: {stopped(stop)}; the game is abandoned (nothing is saved: the same "
+                "--seed and agents deal it again)",
+                file=sys.stderr,
+            )
+            return exit_status(stop)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -21,10 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
+
 PROG = "fowlplay-train"
-#: Exit status when a signal stopped training (after saving a checkpoint), as shells report it.
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
 
 
 @contextlib.contextmanager
@@ -154,14 +153,15 @@ def main(argv: list[str] | None = None) -> int:
 
         print(help_table())
         return 0
-    try:
-        with one_line_warnings(PROG):
-            return _run(args)
-    except KeyboardInterrupt:
-        # A signal before training began (or after it ended): nothing new was saved.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        print(f"\n{PROG}: interrupted before any checkpoint was saved", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    with sigterm_stops():
+        try:
+            with one_line_warnings(PROG):
+                return _run(args)
+        except KeyboardInterrupt as stop:
+            # A signal before training began (or after it ended): nothing new was saved.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            print(f"\n{PROG}: {stopped(stop)} before any checkpoint was saved", file=sys.stderr)
+            return exit_status(stop)
 
 
 def _error(message: str, status: int) -> int:
@@ -223,16 +223,11 @@ def _run(args: argparse.Namespace) -> int:
         return _error(message, 1)
     except RunInterrupted as stop:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C changes nothing now
-        name = (
-            "interrupted"
-            if stop.signum == signal.SIGINT
-            else f"stopped by {signal.Signals(stop.signum).name}"
-        )
         print(
-            f"\n{PROG}: {name}; saved {stop.checkpoint}. Continue with: {PROG} --resume {run_dir}",
+            f"\n{PROG}: {stopped(stop)}; saved {stop.checkpoint}. Continue with: {PROG} --resume {run_dir}",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED if stop.signum == signal.SIGINT else EXIT_TERMINATED
+        return exit_status(stop)
     rates = ", ".join(f"{kind} {rate:.0%}" for kind, rate in result.win_rates.items()) or "none yet"
     why = " (stopped by max_minutes)" if result.stopped_by_time else ""
     print(

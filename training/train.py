@@ -35,6 +35,7 @@ from fowlplay.training.checkpoint import (
     weights_sha256,
 )
 from fowlplay.training.config import ConfigError, TrainConfig, from_dict
+from fowlplay.training.stopping import STOP_SIGNALS, Stop, signal_of
 
 #: What a run directory holds (all that `overwrite` removes).
 RUN_FILES = (
@@ -54,17 +55,6 @@ RUN_FILES = (
 #: Builds the opponent pool of one SelfPlayEnv from its AEC env (anything with the pool's
 #: `draw(rng)`, `set_latest`, `add_snapshot` and `snapshot_names`); `fowlplay-exploit` seats a fixed agent.
 PoolFactory = Callable[[Any], Any]
-#: The signals that stop a run after saving a checkpoint: Ctrl-C, and what `timeout`, `docker stop`
-#: and batch schedulers send.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Stop(KeyboardInterrupt):
-    """A stop signal (SIGINT or SIGTERM) received by the trainer."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -575,7 +565,7 @@ def _run(
                 )
             except KeyboardInterrupt as stop:
                 interrupted = True
-                signum = stop.signum if isinstance(stop, Stop) else signal.SIGINT
+                signum = signal_of(stop)
                 signals.received = signals.received or signum  # later signals are ignored
                 raise RunInterrupted(save("periodic", model.num_timesteps), signum) from None
             seconds = time.monotonic() - started

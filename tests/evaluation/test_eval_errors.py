@@ -3,6 +3,7 @@ disk keep what was played."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -155,8 +156,17 @@ def test_a_damaged_final_json_is_an_error_and_a_missing_one_is_said_out_loud(tmp
     assert "using the older complete checkpoint" in err and "step_100 (100 timesteps)" in err
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 @pytest.mark.slow
-def test_ctrl_c_keeps_the_games_played_and_says_how_to_resume(tmp_path):
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm", "sigterm-group"])
+def test_ctrl_c_or_sigterm_keeps_the_games_played_and_says_how_to_resume(tmp_path, stop):
     out = tmp_path / "e"
     command = [
         sys.executable,
@@ -180,17 +190,34 @@ def test_ctrl_c_keeps_the_games_played_and_says_how_to_resume(tmp_path):
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "no games within 300 s"
             time.sleep(0.1)
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the workers get it too
-        time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
+        if stop == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the workers get it too
+            time.sleep(0.05)
+            os.killpg(proc.pid, signal.SIGINT)
+        elif stop == "sigterm":
+            proc.terminate()  # `kill PID` or `timeout`: the evaluation's process alone
+            time.sleep(0.05)
+            proc.terminate()
+        else:
+            # `docker stop`, a batch scheduler: the whole group, whose forkserver must outlive it
+            # (it did not: the pool's thread died with a traceback replacing the killed workers).
+            os.killpg(proc.pid, signal.SIGTERM)
+            time.sleep(0.05)
+            os.killpg(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=300)
+        while _group_alive(proc.pid):  # its pool's workers go with it
+            assert time.monotonic() < deadline, "the evaluation's workers outlived it"
+            time.sleep(0.1)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err, err
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == (130 if stop == "ctrl-c" else 143) and "Traceback" not in err, err
     (line,) = [line for line in err.splitlines() if line.strip()]
     saved = len(games.read_text().splitlines())
+    said = "interrupted" if stop == "ctrl-c" else "stopped by SIGTERM"
     assert line == (
-        f"fowlplay-eval: interrupted; {saved} of 10000 games are saved in {games}. "
+        f"fowlplay-eval: {said}; {saved} of 10000 games are saved in {games}. "
         "Run the same command again to resume."
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import os
-import signal
 import time
 import warnings
 from pathlib import Path
@@ -302,7 +301,8 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
     from fowlplay.training.callbacks import save_snapshot
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores
     from fowlplay.training.rllib.env import snapshot_module
-    from fowlplay.training.train import RunInterrupted, RunResult, Stop, StopSignals, write_config
+    from fowlplay.training.stopping import signal_of
+    from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
 
     ray = _ray()
     if config.max_decisions is not None:
@@ -435,7 +435,7 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                         out_of_time = True
                         break
             except KeyboardInterrupt as stop:
-                signum = stop.signum if isinstance(stop, Stop) else signal.SIGINT
+                signum = signal_of(stop)
                 signals.received = signals.received or signum
                 raise RunInterrupted(checkpoint_now("periodic", timesteps), signum) from None
             finally:
