@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -23,8 +22,8 @@ from fowlplay.evaluation.argtypes import integer
 from fowlplay.evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
 from fowlplay.evaluation.report import OutputError
 from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
-from fowlplay.training.cli import one_line_warnings, yaml_value
-from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
+from fowlplay.training.cli import run_stoppable, yaml_value
+from fowlplay.training.stopping import stopped
 
 PROG = "fowlplay-eval"
 
@@ -97,22 +96,16 @@ def _fail(message: str, status: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation described on the command line and print its headline figures."""
-    with sigterm_stops():
-        try:
-            with one_line_warnings(PROG):
-                return _main(argv)
-        except EvalInterrupted as stop:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
-            print(
-                f"\n{PROG}: {stopped(stop)}; {stop.saved} of {stop.planned} games are saved in "
-                f"{stop.path}. Run the same command again to resume.",
-                file=sys.stderr,
-            )
-            return exit_status(stop)
-        except KeyboardInterrupt as stop:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            print(f"\n{PROG}: {stopped(stop)} before any game was saved", file=sys.stderr)
-            return exit_status(stop)
+    return run_stoppable(PROG, lambda: _main(argv), _said)
+
+
+def _said(stop: KeyboardInterrupt) -> str:
+    if isinstance(stop, EvalInterrupted):
+        return (
+            f"{stopped(stop)}; {stop.saved} of {stop.planned} games are saved in {stop.path}. "
+            "Run the same command again to resume."
+        )
+    return f"{stopped(stop)} before any game was saved"
 
 
 def _main(argv: list[str] | None) -> int:

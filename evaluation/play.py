@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import signal
 import sys
 from typing import TextIO
 
@@ -126,21 +125,17 @@ def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quie
 
 def main(argv: list[str] | None = None) -> int:
     """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
-    from fowlplay.training.cli import one_line_warnings
-    from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
+    from fowlplay.training.cli import run_stoppable
+    from fowlplay.training.stopping import stopped
 
-    with sigterm_stops():
-        try:
-            with one_line_warnings(PROG):
-                return _main(argv)
-        except KeyboardInterrupt as stop:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
-            print(
-                f"\n{PROG}: {stopped(stop)}; the game is abandoned (nothing is saved: the same "
-                "--seed and agents deal it again)",
-                file=sys.stderr,
-            )
-            return exit_status(stop)
+    return run_stoppable(
+        PROG,
+        lambda: _main(argv),
+        lambda stop: (
+            f"{stopped(stop)}; the game is abandoned (nothing is saved: the same --seed "
+            "and agents deal it again)"
+        ),
+    )
 
 
 def _main(argv: list[str] | None) -> int:

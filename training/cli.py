@@ -17,7 +17,7 @@ import contextlib
 import signal
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,22 @@ def one_line_warnings(prog: str) -> Iterator[None]:
         yield
     finally:
         warnings.showwarning = previous
+
+
+def run_stoppable(prog: str, body: Callable[[], int], said: Callable[[KeyboardInterrupt], str]) -> int:
+    """Run a command's `body` with one-line warnings, SIGTERM taking the Ctrl-C path.
+
+    A stop prints `<prog>: <said(stop)>` as one line and returns 130 after Ctrl-C, 143 after
+    SIGTERM; `said` tells what was kept (start it with `stopped(stop)`).
+    """
+    with sigterm_stops():
+        try:
+            with one_line_warnings(prog):
+                return body()
+        except KeyboardInterrupt as stop:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            print(f"\n{prog}: {said(stop)}", file=sys.stderr)
+            return exit_status(stop)
 
 
 def yaml_value(key: str, text: str) -> Any:
@@ -153,15 +169,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(help_table())
         return 0
-    with sigterm_stops():
-        try:
-            with one_line_warnings(PROG):
-                return _run(args)
-        except KeyboardInterrupt as stop:
-            # A signal before training began (or after it ended): nothing new was saved.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            print(f"\n{PROG}: {stopped(stop)} before any checkpoint was saved", file=sys.stderr)
-            return exit_status(stop)
+    # `_run` handles a stop during training (it saves a checkpoint); one before training began (or
+    # after it ended) saved nothing new.
+    return run_stoppable(
+        PROG, lambda: _run(args), lambda stop: f"{stopped(stop)} before any checkpoint was saved"
+    )
 
 
 def _error(message: str, status: int) -> int:
