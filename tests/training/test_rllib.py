@@ -217,7 +217,7 @@ def test_the_config_names_what_rllib_cannot_do():
 
 
 # ----- end to end, in subprocesses -------------------------------------------------------------
-def fowlplay_train(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+def fowlplay_train(*args: str, timeout: float = 480) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "fowlplay.training.cli", *args],
         cwd=ROOT,
@@ -246,7 +246,7 @@ def test_a_short_chicken_run_writes_a_checkpoint_evaluation_plays(tmp_path):
     evaluation = subprocess.run(
         [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v0", "--agents",
          f"t=ckpt:{out}", "random", "--matches", "2", "--out", str(tmp_path / "eval"), "--no-progress"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert evaluation.returncode == 0, evaluation.stderr
     assert "illegal actions: 0" in evaluation.stdout
