@@ -42,32 +42,49 @@ class BaselineAgent(Agent):
         self.options = options or MurrayOptions()
         self.observer = MurrayObserver(self.options)
         self.layout = action_layout(self.options)
+        self._decoded = [self.layout.decode(a) for a in range(self.layout.size)]  # (block, index) per id
         self._copies = np.array([*self.options.counts, 1], dtype=np.float64)
+        # The swarm rows' scale, repeated for every seat and slot: one multiply reads them all.
+        slots = self.options.num_players * self.options.max_swarms
+        self._swarm_copies = np.tile(self._copies[:NUM_INSECTS], slots)
 
     # ----- reading the observation ---------------------------------------------------------------
     def _read(self, observation: np.ndarray) -> dict:
+        """The observation as plain Python values, read once per decision (every legal action's
+        rating reads them: numpy calls on small slices would cost more than the ratings)."""
         opts = self.options
         n, s = opts.num_players, opts.max_swarms
         parts = self.observer.decode(observation)
-        swarms = np.rint(parts["swarms"].reshape(n, s, NUM_INSECTS) * self._copies[:NUM_INSECTS]).astype(int)
+        counts = np.rint(parts["swarms"] * self._swarm_copies).astype(int).tolist()
+        rows = [counts[k : k + NUM_INSECTS] for k in range(0, n * s * NUM_INSECTS, NUM_INSECTS)]
+        slots = [rows[rel * s : (rel + 1) * s] for rel in range(n)]
+        swarms = [[sw for sw in slots[rel] if any(sw)] for rel in range(n)]
+        hand = np.rint(parts["my_hand"] * self._copies).astype(int).tolist()
         return {
             "parts": parts,
             "decision": int(np.argmax(parts["decision"])),
-            "hand": np.rint(parts["my_hand"] * self._copies).astype(int).tolist(),
-            "swarms": [[sw.tolist() for sw in swarms[rel] if sw.any()] for rel in range(n)],
-            "slots": swarms,
+            "hand": hand,
+            "swarms": swarms,
+            "slots": slots,
+            "my_values": {swarm_value(sw) for sw in swarms[0]},
+            # Cards in hand of each value (1-5; the Hawk's VALUE is none of them).
+            "by_value": {v: sum(hand[t] for t in types) for v, types in TYPES_OF_VALUE.items()},
+            # The card in each pond slot (an empty slot reads as card 0; no action names one).
+            "pond": parts["pond"].reshape(opts.pond_size, NUM_INSECTS).argmax(axis=1).tolist(),
+            "early": parts["deck_size"][0] * opts.total_cards > 25,
             "hand_sizes": np.rint(parts["hand_sizes"] * opts.total_cards).astype(int).tolist(),
             "tadpoles": np.rint(parts["tadpoles"] * max(2 * opts.murray_count, 1)).astype(int).tolist(),
         }
 
-    def _usefulness(self, card: int, hand: list[int], my_values: set[int], in_hand: bool) -> float:
-        """How much holding one more `card` helps this player (it is in hand if `in_hand`)."""
+    def _usefulness(self, card: int, by_value: dict[int, int], my_values: set[int], in_hand: bool) -> float:
+        """How much holding one more `card` helps this player (it is in hand if `in_hand`);
+        `by_value`: the cards in hand of each value."""
         if card == Card.HAWK:
             return -100.0
         value = VALUE[card]
         if value in my_values:
             return 10.0 + value
-        same = sum(hand[t] for t in TYPES_OF_VALUE[value]) - (1 if in_hand else 0)
+        same = by_value[value] - (1 if in_hand else 0)
         if same >= 2:
             return 8.0 + value
         if same == 1:
@@ -81,16 +98,15 @@ class BaselineAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The legal action with the best rating."""
         view = self._read(observation)
-        legal = np.flatnonzero(action_mask)
+        legal = np.flatnonzero(action_mask).tolist()
         rate = self._turn_rating if view["decision"] == Decision.TURN else self._target_rating
-        ratings = [rate(int(a), view) for a in legal]
-        return int(legal[int(np.argmax(ratings))])
+        ratings = [rate(a, view) for a in legal]
+        return legal[max(range(len(ratings)), key=ratings.__getitem__)]  # the first best, as argmax
 
     def _turn_rating(self, action: int, view: dict) -> float:
         opts = self.options
-        hand = view["hand"]
-        my_values = {swarm_value(sw) for sw in view["swarms"][0]}
-        block, i = self.layout.decode(action)
+        by_value, my_values = view["by_value"], view["my_values"]
+        block, i = self._decoded[action]
         if block == "go_out":
             return 1000.0 if self._leading(view) else -1000.0
         if block == "create":
@@ -108,23 +124,21 @@ class BaselineAgent(Agent):
             return self._ability_rating(ABILITY_CARDS[i], view, my_values)
         if block == "swap":
             card, slot = divmod(i, opts.pond_size)
-            pond = view["parts"]["pond"].reshape(opts.pond_size, NUM_INSECTS)
-            taken = int(np.argmax(pond[slot]))
-            gain = self._usefulness(taken, hand, my_values, False) - self._usefulness(
-                card, hand, my_values, True
+            taken = view["pond"][slot]
+            gain = self._usefulness(taken, by_value, my_values, False) - self._usefulness(
+                card, by_value, my_values, True
             )
             return 20.0 + gain if gain >= 2 else -5.0
         if block == "fly_draw":
             card = COMMON_FLIES[i]
-            early = view["parts"]["deck_size"][0] * opts.total_cards > 25
-            return 10.0 if early and self._usefulness(card, hand, my_values, True) <= 1 else -5.0
+            return 10.0 if view["early"] and self._usefulness(card, by_value, my_values, True) <= 1 else -5.0
         if block == "pass":
-            return -10.0 - self._usefulness(i, hand, my_values, True) + 0.1 * VALUE[i]
+            return -10.0 - self._usefulness(i, by_value, my_values, True) + 0.1 * VALUE[i]
         return -10.0  # end_turn
 
     def _ability_rating(self, card: int, view: dict, my_values: set[int]) -> float:
-        hand = view["hand"]
-        if sum(hand[t] for t in TYPES_OF_VALUE[VALUE[card]]) >= 3 or VALUE[card] in my_values:
+        by_value = view["by_value"]
+        if by_value[VALUE[card]] >= 3 or VALUE[card] in my_values:
             return -5.0  # worth more in a swarm
         opponents = view["swarms"][1:]
         if card == Card.ROBBER_FLY:
@@ -135,8 +149,7 @@ class BaselineAgent(Agent):
         if card in (Card.DEER_FLY, Card.HORNET):
             return 30.0 if max(view["hand_sizes"][1:]) >= 2 else -5.0
         if card == Card.DRAGONFLY:
-            pond = view["parts"]["pond"].reshape(self.options.pond_size, NUM_INSECTS).argmax(axis=1)
-            best = max(self._usefulness(int(c), hand, my_values, False) for c in pond)
+            best = max(self._usefulness(c, by_value, my_values, False) for c in view["pond"])
             return 25.0 if best >= 8 else -5.0
         return -5.0  # Paper Wasp: only its value in a swarm matters to this agent
 
@@ -164,15 +177,14 @@ class BaselineAgent(Agent):
     def _target_rating(self, action: int, view: dict) -> float:
         opts = self.options
         s = opts.max_swarms
-        hand = view["hand"]
-        my_values = {swarm_value(sw) for sw in view["swarms"][0]}
+        by_value, my_values = view["by_value"], view["my_values"]
         decision = view["decision"]
-        block, i = self.layout.decode(action)
+        block, i = self._decoded[action]
         sign = 1.0
         if block in ("murray", "swarm"):
             rel, slot = divmod(i, s)
             sign = -1.0 if rel == 0 else 1.0
-            swarm = view["slots"][rel][slot].tolist()
+            swarm = view["slots"][rel][slot]
             if block == "murray":
                 return sign * self._owner_loss(rel, swarm, None, view)
             robber = decision == Decision.ROBBER_SWARM
@@ -181,18 +193,17 @@ class BaselineAgent(Agent):
         if block == "player":
             return float(view["hand_sizes"][i + 1])
         if block == "pond":
-            pond = view["parts"]["pond"].reshape(opts.pond_size, NUM_INSECTS)
-            return self._usefulness(int(np.argmax(pond[i])), hand, my_values, False)
+            return self._usefulness(view["pond"][i], by_value, my_values, False)
         if block == "take":
             chosen = np.flatnonzero(view["parts"]["chosen_swarm"])
             loss = 0.0
             if chosen.size:
                 rel, slot = divmod(int(chosen[0]), s)
                 sign = -1.0 if rel == 0 else 1.0
-                loss = sign * self._owner_loss(rel, view["slots"][rel][slot].tolist(), i, view)
+                loss = sign * self._owner_loss(rel, view["slots"][rel][slot], i, view)
             if decision == Decision.ROBBER_TAKE:
                 return loss
-            return loss + self._usefulness(i, hand, my_values, False) + 0.1 * VALUE[i]
+            return loss + self._usefulness(i, by_value, my_values, False) + 0.1 * VALUE[i]
         if block == "discard":
-            return -self._usefulness(i, hand, my_values, True) + 0.1 * VALUE[i]
+            return -self._usefulness(i, by_value, my_values, True) + 0.1 * VALUE[i]
         return 0.0
