@@ -196,8 +196,10 @@ def override_budget(
     decisions: int | None = None,
     seeds: list[int] | None = None,
     matches: int | None = None,
+    exploit: tuple[int, int] | None = None,
 ) -> LeagueConfig:
-    """The config with the command line's budget (`--decisions`, `--seeds`, `--matches`) in place of its own."""
+    """The config with the command line's budget (`--decisions`, `--seeds`, `--matches`, and
+    `--exploit TIMESTEPS MATCHES`) in place of its own."""
     if decisions is not None and (
         isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 1
     ):
@@ -208,6 +210,14 @@ def override_budget(
         raise LeagueConfigError(f"--seeds must be distinct integers >= 0; got {seeds!r}")
     if matches is not None and (isinstance(matches, bool) or not isinstance(matches, int) or matches < 1):
         raise LeagueConfigError(f"--matches must be an integer >= 1; got {matches!r}")
+    if exploit is not None:
+        if len(exploit) != 2 or not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in exploit
+        ):
+            raise LeagueConfigError(
+                f"--exploit must be two integers >= 1, TIMESTEPS MATCHES; got {exploit!r}"
+            )
+        config = dataclasses.replace(config, exploit={"total_timesteps": exploit[0], "matches": exploit[1]})
     return dataclasses.replace(
         config,
         decisions=config.decisions if decisions is None else decisions,
@@ -417,6 +427,15 @@ def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> 
             why = _tail(log_path)
             return {"status": "error", "message": f"fowlplay-exploit failed (exit status {status}): {why}"}
     data = json.loads(result_path.read_text())
+    made = (data.get("total_timesteps_requested"), data.get("matches"))
+    asked = (config.exploit["total_timesteps"], config.exploit["matches"])
+    if made != asked and made != (None, None):
+        return {
+            "status": "error",
+            "message": f"{result_path} was made with {made[0]} timesteps and {made[1]} matches, the league "
+            f"asks {asked[0]} and {asked[1]}: delete {target} to estimate it again, or keep the league's "
+            "exploit budget",
+        }
     lo, hi = data.get("score_lo"), data.get("score_hi")
     if lo is None and isinstance(data.get("ci"), (list, tuple)) and len(data["ci"]) == 2:
         lo, hi = data["ci"]
@@ -437,6 +456,7 @@ def run_league(
     decisions: int | None = None,
     seeds: list[int] | None = None,
     matches: int | None = None,
+    exploit: tuple[int, int] | None = None,
 ) -> dict:
     """Train, evaluate, rate and write the leaderboard; returns the league summary.
 
@@ -448,7 +468,7 @@ def run_league(
     """
     out = Path(out)
     written = config
-    config = override_budget(config, decisions, seeds, matches)
+    config = override_budget(config, decisions, seeds, matches, exploit)
     full = ladder_specs(config.game)
     if rungs is not None:
         unknown = sorted(set(rungs) - set(full))
@@ -543,6 +563,7 @@ def run_league(
     summary["config_decisions"] = written.decisions
     summary["config_seeds"] = list(written.seeds)
     summary["config_matches"] = written.matches
+    summary["exploit"] = dict(config.exploit) if config.exploit else None
     write_outputs(summary, out, command)
     return summary
 
@@ -661,6 +682,17 @@ def _config_said(summary: dict, key: str) -> str:
     return f", set by `--{key}` (the league config says {shown})"
 
 
+def _exploit_said(summary: dict) -> str:
+    budget = summary.get("exploit")
+    if not budget:
+        return "Exploitability not estimated (no `exploit:` in the config, no `--exploit`)."
+    return (
+        f"Exploitability: a fresh MaskablePPO best response per checkpoint (`fowlplay-exploit`, "
+        f"{budget['total_timesteps']:,} learner decisions, {budget['matches']} duplicate matches); the "
+        "exploit column is its score against the checkpoint, lower is less exploitable."
+    )
+
+
 def markdown(summary: dict, command: str) -> str:
     """leaderboard.md."""
     ladder = summary["ladder"]
@@ -672,7 +704,7 @@ def markdown(summary: dict, command: str) -> str:
         f"{summary['decisions']:,} decisions per run{_config_said(summary, 'decisions')}; safety cap "
         f"{summary['max_minutes']} minutes; seeds {summary['seeds']}{_config_said(summary, 'seeds')}; "
         f"{summary['matches']} duplicate matches per pair{_config_said(summary, 'matches')}, evaluation seed "
-        f"{summary['eval_seed']}; training config `{summary['train_config']}`.",
+        f"{summary['eval_seed']}; training config `{summary['train_config']}`. " + _exploit_said(summary),
         "",
         f"```\n{command}\n```",
         *(
@@ -891,6 +923,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="duplicate matches per pair instead of the config's [the config's]",
     )
+    parser.add_argument(
+        "--exploit",
+        nargs=2,
+        type=int,
+        metavar=("TIMESTEPS", "MATCHES"),
+        help="estimate every checkpoint's exploitability with fowlplay-exploit at this budget, instead "
+        "of the config's `exploit:` [the config's; none]",
+    )
     return parser
 
 
@@ -916,6 +956,8 @@ def main(argv: list[str] | None = None) -> int:
         command += " --seeds " + " ".join(map(str, args.seeds))
     if args.matches is not None:
         command += f" --matches {args.matches}"
+    if args.exploit is not None:
+        command += " --exploit " + " ".join(map(str, args.exploit))
     with sigterm_stops():
         try:
             summary = run_league(
@@ -930,6 +972,7 @@ def main(argv: list[str] | None = None) -> int:
                 decisions=args.decisions,
                 seeds=args.seeds,
                 matches=args.matches,
+                exploit=None if args.exploit is None else tuple(args.exploit),
             )
         except LeagueConfigError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -248,3 +248,57 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
     )
     assert seen["decisions"] == 5000 and seen["seeds"] == [3, 4] and seen["matches"] == 7
     assert seen["command"].endswith("--decisions 5000 --seeds 3 4 --matches 7")
+
+
+def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_another_budget(
+    fake_trainer, monkeypatch, tmp_path
+):
+    train = league.run_training
+    exploited = []
+
+    def run(command, log: Path, timeout):
+        """fowlplay-exploit's stand-in: an exploit.json whose score depends on the agent."""
+        if "fowlplay.evaluation.exploit" not in command:
+            return train(command, log, timeout)
+        args = dict(itertools.pairwise(command))
+        exploited.append(args["--agent"])
+        out = Path(args["--out"])
+        out.mkdir(parents=True)
+        score = 0.25 if args["--agent"].endswith("seed0") else 0.75
+        record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1}
+        record.update(
+            total_timesteps_requested=int(args["--total-timesteps"]), matches=int(args["--matches"])
+        )
+        (out / "exploit.json").write_text(json.dumps(record))
+        return 0
+
+    monkeypatch.setattr(league, "run_training", run)
+    config = _config(algorithms=[{"name": "ppo"}])
+    assert config.exploit is None
+    summary = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
+    assert sorted(exploited) == [f"ckpt:{tmp_path / 'train' / 'ppo' / f'seed{s}'}" for s in (0, 1)]
+    rated = {e["agent"]: e for e in summary["entries"]}
+    assert rated["ppo-s0"]["exploit"] == 0.25 and rated["ppo-s1"]["exploit"] == 0.75
+    assert "exploit" not in rated["baseline"]
+    ppo = summary["algorithms"][0]
+    assert ppo["exploit_mean"] == 0.5
+    text = (tmp_path / "leaderboard.md").read_text()
+    assert "500 learner decisions, 3 duplicate matches" in text and "0.250 [0.150, 0.350]" in text
+    # A rerun at the same budget trains and estimates nothing again; another budget is refused.
+    league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
+    assert len(exploited) == 2
+    other = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(600, 3))
+    assert len(exploited) == 2
+    messages = [e["message"] for e in other["errors"] if e["stage"] == "exploit"]
+    assert len(messages) == 2 and all("made with 500 timesteps and 3 matches" in m for m in messages)
+
+
+@pytest.mark.parametrize("exploit", [(0, 3), (100, 0)])
+def test_a_bad_exploit_budget_is_named(exploit):
+    with pytest.raises(league.LeagueConfigError, match="--exploit must be two integers >= 1"):
+        league.override_budget(_config(), exploit=exploit)
+
+
+def test_without_exploit_the_leaderboard_says_it_was_not_estimated(fake_trainer, tmp_path):
+    league.run_league(_config(algorithms=[{"name": "ppo"}]), tmp_path, log=lambda *_: None)
+    assert "Exploitability not estimated" in (tmp_path / "leaderboard.md").read_text()
