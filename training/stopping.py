@@ -14,9 +14,6 @@ from collections.abc import Iterator
 
 #: The signals that stop a command after keeping what it did.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-#: Exit status after Ctrl-C, and after SIGTERM, as shells report them.
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class Stop(KeyboardInterrupt):
@@ -33,7 +30,7 @@ def signal_of(stop: BaseException) -> int:
 
 
 def exit_status(stop: BaseException) -> int:
-    """130 after Ctrl-C, 143 after SIGTERM."""
+    """130 after Ctrl-C, 143 after SIGTERM: 128 + the signal, as shells report it."""
     return 128 + signal_of(stop)
 
 
