@@ -23,7 +23,7 @@ from fowlplay.envs.murray.rules import (
     Card,
     Decision,
     MurrayOptions,
-    action_layout,
+    _layout_bindings,
     swarm_points,
     swarm_value,
     tadpole_points,
@@ -41,8 +41,9 @@ class BaselineAgent(Agent):
     def __init__(self, options: MurrayOptions | None = None, seed: int | None = None) -> None:
         self.options = options or MurrayOptions()
         self.observer = MurrayObserver(self.options)
-        self.layout = action_layout(self.options)
-        self._decoded = [self.layout.decode(a) for a in range(self.layout.size)]  # (block, index) per id
+        # The game's own layout and (block, index) of every action id, built once per table shape.
+        bindings = _layout_bindings(self.options)
+        self.layout, self._decoded = bindings["layout"], bindings["_decoded"]
         self._copies = np.array([*self.options.counts, 1], dtype=np.float64)
         # The swarm rows' scale, repeated for every seat and slot: one multiply reads them all.
         slots = self.options.num_players * self.options.max_swarms
