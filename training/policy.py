@@ -8,6 +8,7 @@ DQN: all probability on the legal actions of highest Q-value, shared on a tie).
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -101,17 +102,89 @@ def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarr
     legal = np.asarray(action_masks).astype(bool)
     if not legal.any(axis=1).all():
         raise ValueError("the action mask is empty: this agent has no decision to make")
+    layers = _plain_layers(policy)
     with torch.no_grad():
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32).reshape(len(legal), -1))
-        if getattr(policy, "greedy", False):
-            q_values = np.where(legal, policy.q_values(obs).numpy().astype(np.float64), -np.inf)
-            best = q_values == q_values.max(axis=1, keepdims=True)
-            return best / best.sum(axis=1, keepdims=True)
-        features = policy.extract_features(obs, policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
-    logits = np.where(legal, logits.astype(np.float64), -np.inf)
+        scores = _layer_scores(torch, layers, obs) if layers else _module_scores(policy, obs)
+    if getattr(policy, "greedy", False):
+        q_values = np.where(legal, scores.astype(np.float64), -np.inf)
+        best = q_values == q_values.max(axis=1, keepdims=True)
+        return best / best.sum(axis=1, keepdims=True)
+    logits = np.where(legal, scores.astype(np.float64), -np.inf)
     probs = np.exp(logits - logits.max(axis=1, keepdims=True))
     return probs / probs.sum(axis=1, keepdims=True)
+
+
+def _module_scores(policy, obs) -> np.ndarray:
+    """The policy's logits (a Q-network's Q-values) for a batch, through its own modules."""
+    if getattr(policy, "greedy", False):
+        return policy.q_values(obs).numpy()
+    features = policy.extract_features(obs, policy.pi_features_extractor)
+    return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+
+
+def _layer_scores(torch, layers: list[tuple[Any, Any, str | None]], obs) -> np.ndarray:
+    """`_module_scores` from the layers `_plain_layers` read: the same operations on the same
+    tensors (so the same numbers), without the modules' call machinery."""
+    linear, x = torch.nn.functional.linear, obs
+    for weight, bias, activation in layers:
+        x = linear(x, weight, bias)
+        if activation == "tanh":
+            x = torch.tanh(x)
+        elif activation == "relu":
+            x = torch.relu(x)
+    return x.numpy()
+
+
+#: `_plain_layers` of each policy seen, read once (False: not a plain MLP). The entries hold the
+#: policy's own parameter tensors, which loading weights overwrites in place, so they stay current.
+_LAYERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _plain_layers(policy) -> list[tuple[Any, Any, str | None]] | None:
+    """The network an opponent plays as (weight, bias, activation) per linear layer, or None if it
+    is anything but a plain MLP on the flat observation (then its modules run as they are).
+
+    A forward pass through the modules costs about twice the arithmetic for the small batches of
+    self-play opponents (hooks and dispatch of every module), so the layers are run directly.
+    """
+    try:
+        layers = _LAYERS.get(policy)
+    except TypeError:  # not weak-referenceable: never cached
+        return _read_layers(policy) or None
+    if layers is None:
+        layers = _LAYERS[policy] = _read_layers(policy)
+    return layers or None
+
+
+def _read_layers(policy) -> list[tuple[Any, Any, str | None]] | bool:
+    torch = _torch()
+    nn = torch.nn
+    if getattr(policy, "greedy", False):
+        stack = list(getattr(policy, "q_net", []))
+    else:
+        from stable_baselines3.common.torch_layers import FlattenExtractor
+
+        extractor = getattr(policy, "pi_features_extractor", None)
+        mlp = getattr(getattr(policy, "mlp_extractor", None), "policy_net", None)
+        head = getattr(policy, "action_net", None)
+        box = type(getattr(policy, "observation_space", None)).__name__ == "Box"  # read as it is
+        if not box or type(extractor) is not FlattenExtractor or not isinstance(mlp, nn.Sequential):
+            return False
+        stack = [*mlp, head]
+    layers: list[tuple[Any, Any, str | None]] = []
+    activations = {nn.Tanh: "tanh", nn.ReLU: "relu"}
+    for module in stack:
+        if type(module) is nn.Linear:
+            layers.append((module.weight, module.bias, None))
+        elif type(module) in activations and layers and layers[-1][2] is None:
+            weight, bias, _ = layers[-1]
+            layers[-1] = (weight, bias, activations[type(module)])
+        else:
+            return False
+    if not layers or layers[-1][2] is not None:  # the scores come out of a linear layer
+        return False
+    return layers
 
 
 class PolicyAgent(Agent):
