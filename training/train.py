@@ -430,6 +430,24 @@ def _warn_stretched_schedule(run_dir: Path, config: TrainConfig, started: int) -
     )
 
 
+@contextlib.contextmanager
+def unchecked_distributions(torch) -> Iterator[None]:
+    """torch's argument checks of every distribution off for the block, and as they were after.
+
+    SB3 builds a masked categorical distribution for every forward pass of the learner, and the
+    checks (constraints on the logits, support of the actions) cost a quarter or more of a rollout
+    step's forward pass on a batch of 16. They only check: the numbers are the same without them,
+    and NaN probabilities still stop a run (torch's sampling refuses them).
+    """
+    distribution = torch.distributions.Distribution
+    before = distribution._validate_args
+    distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        distribution.set_default_validate_args(before)
+
+
 def _run(
     config: TrainConfig,
     run_dir: Path,
@@ -557,12 +575,13 @@ def _run(
             # --- learning
             started = time.monotonic()
             try:
-                model.learn(
-                    total_timesteps=remaining,
-                    callback=callback,
-                    reset_num_timesteps=checkpoint is None,
-                    progress_bar=config.progress_bar,
-                )
+                with unchecked_distributions(torch):
+                    model.learn(
+                        total_timesteps=remaining,
+                        callback=callback,
+                        reset_num_timesteps=checkpoint is None,
+                        progress_bar=config.progress_bar,
+                    )
             except KeyboardInterrupt as stop:
                 interrupted = True
                 signum = signal_of(stop)

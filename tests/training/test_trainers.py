@@ -321,3 +321,37 @@ def test_list_keys_documents_the_trainer_and_its_sections():
     table = help_table()
     for key in ("trainer ", "eval_every", "eval_games", "dqn.exploration_final_eps", "psro.meta_solver"):
         assert key in table
+
+
+def test_learning_runs_without_distribution_checks_and_learns_the_same_weights(tmp_path, monkeypatch):
+    """torch's distribution checks are off while the learner learns (they cost a quarter of a rollout
+    forward pass) and back on afterwards; the weights learned are the same bit for bit as with them."""
+    import contextlib
+
+    from fowlplay.training import train as train_module
+    from fowlplay.training.checkpoint import weights_sha256
+    from fowlplay.training.policy import playing_state
+    from sb3_contrib import MaskablePPO
+
+    seen = []
+    collect = MaskablePPO.collect_rollouts
+
+    def watched(self, *args, **kwargs):
+        seen.append(torch.distributions.Distribution._validate_args)
+        return collect(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "collect_rollouts", watched)
+    fast = train(tiny(tmp_path, "ppo", eval_every=0), verbose=False)
+    assert seen and not any(seen)
+    assert torch.distributions.Distribution._validate_args is True  # restored
+
+    seen.clear()
+    monkeypatch.setattr(train_module, "unchecked_distributions", lambda torch_: contextlib.nullcontext())
+    checked = train(tiny(tmp_path / "checked", "ppo", eval_every=0), verbose=False)
+    assert seen and all(seen)
+
+    def weights(result):
+        model, _ = load_checkpoint(result.checkpoint)
+        return weights_sha256(playing_state(model))
+
+    assert weights(fast) == weights(checked)
