@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -161,6 +162,131 @@ def training_decisions_per_second(
     }
 
 
+#: Run inside a subprocess by `checkout_decisions_per_second`: the same run as
+#: `training_decisions_per_second`, with the other checkout's own code and config. argv: the
+#: checkout's layout ("namespace": fowlplay.training, "top": an older tree's top-level training),
+#: the config's path, then the settings as JSON. Prints the run's figures as JSON.
+_CHECKOUT_RUN = """
+import json, sys, tempfile
+layout, path, settings = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if layout == "namespace":
+    try:
+        from fowlplay.training.threads import passive_threads
+        passive_threads()  # as that checkout's own entry points do, before torch loads
+    except ImportError:
+        pass
+    from fowlplay.training.config import load_config
+    from fowlplay.training.train import train
+else:
+    from training.config import load_config
+    from training.train import train
+with tempfile.TemporaryDirectory(prefix="fowlplay-bench-") as out:
+    config = load_config(path, {**settings, "out": out})
+    result = train(config, overwrite=True, verbose=False)
+print(json.dumps({
+    "game": config.game, "decisions": result.timesteps, "seconds": result.seconds,
+    "cut": result.stopped_by_time, "vec_env": config.vec_env, "n_envs": config.n_envs,
+    "torch_threads": config.torch_threads, "net_arch": list(config.ppo.net_arch),
+    "n_epochs": config.ppo.n_epochs,
+}))
+"""
+
+
+def checkout_layout(checkout: Path) -> str:
+    """How a fowlplay checkout's code is imported: 'namespace' (fowlplay.training, as this one) or
+    'top' (the top-level `training` package of older trees); a clear error if it is no checkout."""
+    if not (checkout / "training" / "train.py").is_file() or not (checkout / "envs").is_dir():
+        raise ValueError(
+            f"{checkout} is not a fowlplay checkout: it needs training/train.py and envs/ (for an "
+            "older commit: git worktree add <folder> <commit>)"
+        )
+    setup = checkout / "setup.cfg"
+    if setup.is_file() and "fowlplay.training" in setup.read_text():
+        return "namespace"
+    return "top"
+
+
+def checkout_decisions_per_second(
+    checkout: str | Path,
+    game: str,
+    decisions: int = DEFAULT_DECISIONS,
+    load: int = 0,
+    overrides: dict[str, Any] | None = None,
+    max_minutes: float = 10.0,
+) -> dict[str, Any]:
+    """`training_decisions_per_second` for another fowlplay checkout (an older commit's worktree):
+    its own code and its own `configs/<game>.yaml`, in a Python process of its own.
+
+    This is how old and new code are compared in one command: with `--checkout old:<folder>`
+    they take turns, so that the machine's changing load touches both alike. The other process
+    inherits this environment as it was before the bench set anything (OpenMP's wait policy
+    included): it runs as that checkout's own entry point would.
+    """
+    checkout = Path(checkout).resolve()
+    layout = checkout_layout(checkout)
+    config = checkout / "configs" / f"{game}.yaml"
+    if not config.is_file():
+        raise ValueError(f"{checkout} has no training config configs/{game}.yaml")
+    settings = {
+        **(overrides or {}),
+        "total_timesteps": decisions,
+        "max_minutes": max_minutes,
+        "checkpoint_every": 0,
+        "progress_bar": False,
+        "tensorboard": False,
+    }
+    env = dict(_INHERITED_ENVIRONMENT)
+    with tempfile.TemporaryDirectory(prefix="fowlplay-checkout-") as shim:
+        if layout == "namespace":
+            # `fowlplay.envs` etc. from that checkout, ahead of the installed (editable) package.
+            package = Path(shim) / "fowlplay"
+            package.mkdir()
+            for folder in ("envs", "training", "evaluation"):
+                (package / folder).symlink_to(checkout / folder, target_is_directory=True)
+            env["PYTHONPATH"] = shim
+        else:
+            env["PYTHONPATH"] = str(checkout)
+        with competing_load(load):
+            cpu = _children_cpu()
+            done = subprocess.run(
+                [sys.executable, "-c", _CHECKOUT_RUN, layout, str(config), json.dumps(settings)],
+                cwd=checkout,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            cpu = _children_cpu() - cpu
+    if done.returncode != 0:
+        raise RuntimeError(f"training with the checkout {checkout} failed:\n{done.stderr[-3000:]}")
+    row = json.loads(done.stdout.strip().splitlines()[-1])
+    if row["cut"]:
+        print(
+            f"fowlplay bench: the {max_minutes}-minute cap cut {game} ({checkout}) off after "
+            f"{row['decisions']} of {decisions} decisions; its rate covers only those",
+            file=sys.stderr,
+        )
+    return {
+        **row,
+        "config": str(config),
+        "load": load,
+        "decisions_per_s": row["decisions"] / row["seconds"],
+        "cpu_seconds": cpu,
+    }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the checkout's run, with its workers)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+#: This process's environment before `main` changed it (`checkout_decisions_per_second` runs
+#: another checkout as its own entry point would: with what the user set, not what the bench set).
+_INHERITED_ENVIRONMENT = dict(os.environ)
+
+
 #: The contention bar of the throughput issue: beside as many busy processes as a 2-core machine
 #: has cores, training keeps at least this share of its idle rate.
 LOADED_SHARE_BAR = 0.6
@@ -217,7 +343,28 @@ def main(argv: list[str] | None = None) -> int:
         metavar="LABEL:KEY=VALUE;...",
         help="a named set of config overrides measured beside the config (repeatable)",
     )
+    parser.add_argument(
+        "--checkout",
+        action="append",
+        default=[],
+        metavar="LABEL:FOLDER",
+        help="another fowlplay checkout (e.g. a git worktree of an older commit) measured beside this "
+        "one with its own code and configs, in turns (repeatable)",
+    )
     args = parser.parse_args(argv)
+    checkouts: list[tuple[str, Path]] = []
+    for spec in args.checkout:
+        label, colon, folder = spec.partition(":")
+        if not colon or not label or not folder:
+            parser.error(f"--checkout takes LABEL:FOLDER (e.g. old:../fowlplay-old); got {spec!r}")
+        try:
+            checkout_layout(Path(folder))
+        except ValueError as error:
+            parser.error(str(error))
+        for game in args.games:
+            if not (Path(folder) / "configs" / f"{game}.yaml").is_file():
+                parser.error(f"--checkout {spec}: {folder} has no training config configs/{game}.yaml")
+        checkouts.append((label, Path(folder)))
     try:
         for game in args.games:
             default_config(game, args.config_dir)
@@ -247,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
                         overrides=settings,
                         config_dir=args.config_dir,
                     )
+                    row["label"] = label
+                    rows.append(row)
+                    print(format_rows([row]).splitlines()[-1], flush=True)
+                for label, folder in checkouts:
+                    row = checkout_decisions_per_second(folder, game, decisions=args.decisions, load=load)
                     row["label"] = label
                     rows.append(row)
                     print(format_rows([row]).splitlines()[-1], flush=True)

@@ -133,3 +133,57 @@ def test_fowlplay_bench_training_refuses_a_config_dir_without_the_configs(tmp_pa
     with pytest.raises(SystemExit):
         main(["--games", "chicken_v0", "--training", "--config-dir", str(tmp_path), "--no-reference"])
     assert "no training config chicken_v0.yaml in " + str(tmp_path) in capsys.readouterr().err
+
+
+def fake_checkout(root, layout: str):
+    """A checkout whose train() fails with a marker naming its layout: proof of whose code ran."""
+    package = root / "training"
+    package.mkdir(parents=True)
+    (root / "envs").mkdir()
+    (root / "configs").mkdir()
+    (root / "configs" / "chicken_v0.yaml").write_text("game: chicken_v0\n")
+    if layout == "namespace":
+        (root / "setup.cfg").write_text("[options]\npackage_dir =\n    fowlplay.training = training\n")
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text("def load_config(path, overrides):\n    return (path, overrides)\n")
+    (package / "train.py").write_text(
+        f"def train(config, overwrite, verbose):\n    raise SystemExit('fake {layout} checkout ran')\n"
+    )
+    return root
+
+
+@pytest.mark.parametrize("layout", ["namespace", "top"])
+def test_another_checkout_trains_with_its_own_code(tmp_path, layout):
+    from fowlplay.training.bench import checkout_decisions_per_second, checkout_layout
+
+    root = fake_checkout(tmp_path / "tree", layout)
+    assert checkout_layout(root) == layout
+    with pytest.raises(RuntimeError, match=f"fake {layout} checkout ran"):
+        checkout_decisions_per_second(root, "chicken_v0", decisions=1)
+
+
+def test_this_checkout_measured_as_another_gives_a_real_row():
+    from pathlib import Path
+
+    from fowlplay.training.bench import checkout_decisions_per_second
+
+    here = Path(__file__).resolve().parents[2]
+    row = checkout_decisions_per_second(here, "chicken_v0", decisions=128, overrides=dict(TINY))
+    assert row["decisions"] == 128 and not row["cut"] and row["cpu_seconds"] > 0
+    assert row["decisions_per_s"] == pytest.approx(row["decisions"] / row["seconds"])
+    assert (row["vec_env"], row["n_envs"], row["net_arch"], row["load"]) == ("batched", 2, [16], 0)
+
+
+def test_a_folder_that_is_no_checkout_is_refused(tmp_path, capsys):
+    from fowlplay.training.bench import main
+
+    with pytest.raises(SystemExit):
+        main(["--games", "chicken_v0", "--checkout", f"old:{tmp_path}"])
+    assert "is not a fowlplay checkout" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--games", "chicken_v0", "--checkout", str(tmp_path)])
+    assert "--checkout takes LABEL:FOLDER" in capsys.readouterr().err
+    fake_checkout(tmp_path / "tree", "top")
+    with pytest.raises(SystemExit):
+        main(["--games", "murray_frog_v0", "--checkout", f"old:{tmp_path / 'tree'}"])
+    assert "no training config configs/murray_frog_v0.yaml" in capsys.readouterr().err
