@@ -16,7 +16,8 @@ Four stages, each resumable (run the same command again and finished work is ski
    the agents (a checkpoint by its weights' hash), the seeds and the package version: the
    evaluation of the same checkpoints is identical on any machine. Training is not (floating-point
    order differs between CPUs), which is why every training figure is a mean over seeds.
-3. **Exploitability** (optional, `exploit:` in the config): `fowlplay-exploit` per checkpoint.
+3. **Exploitability** (optional, `exploit:` in the config): `fowlplay-exploit` per checkpoint, once per
+   best-response seed (`seeds`, default 1), the strongest kept.
 4. **Leaderboard.** One Bradley–Terry fit over every game, Elo anchored at random = 0, 95% intervals
    from resampling deals; `leaderboard.md`, `leaderboard.csv` (one row per rated agent),
    `algorithms.csv` (means over seeds with their spread), `league.json`, `ratings.png` and, when the
@@ -69,7 +70,7 @@ TOP_KEYS = {
     "exploit",
 }
 EVAL_KEYS = {"matches", "seed", "bootstrap"}
-EXPLOIT_KEYS = {"total_timesteps", "matches"}
+EXPLOIT_KEYS = {"total_timesteps", "matches", "seeds"}
 ALGORITHM_KEYS = {"name", "trainer", "overrides"}
 
 
@@ -158,8 +159,18 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
     exploit = data.get("exploit")
     if exploit is not None:
         _unknown(exploit, EXPLOIT_KEYS, f"{where}: exploit")
-        for key in EXPLOIT_KEYS:
+        for key in ("total_timesteps", "matches"):
             _require(exploit, key, int, f"{where}: exploit")
+        exploit = {**exploit, "seeds": exploit.get("seeds", 1)}
+        if (
+            isinstance(exploit["seeds"], bool)
+            or not isinstance(exploit["seeds"], int)
+            or exploit["seeds"] < 1
+        ):
+            raise LeagueConfigError(
+                f"{where}: exploit: seeds (best responses per checkpoint) must be an integer >= 1; "
+                f"got {exploit['seeds']!r}"
+            )
     max_minutes = data.get("max_minutes")
     if max_minutes is not None and (not isinstance(max_minutes, (int, float)) or max_minutes <= 0):
         raise LeagueConfigError(f"{where}: max_minutes must be a number > 0 or null; got {max_minutes!r}")
@@ -196,10 +207,10 @@ def override_budget(
     decisions: int | None = None,
     seeds: list[int] | None = None,
     matches: int | None = None,
-    exploit: tuple[int, int] | None = None,
+    exploit: tuple[int, ...] | None = None,
 ) -> LeagueConfig:
     """The config with the command line's budget (`--decisions`, `--seeds`, `--matches`, and
-    `--exploit TIMESTEPS MATCHES`) in place of its own."""
+    `--exploit TIMESTEPS MATCHES [SEEDS]`) in place of its own."""
     if decisions is not None and (
         isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 1
     ):
@@ -211,13 +222,16 @@ def override_budget(
     if matches is not None and (isinstance(matches, bool) or not isinstance(matches, int) or matches < 1):
         raise LeagueConfigError(f"--matches must be an integer >= 1; got {matches!r}")
     if exploit is not None:
-        if len(exploit) != 2 or not all(
+        if len(exploit) not in (2, 3) or not all(
             isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in exploit
         ):
             raise LeagueConfigError(
-                f"--exploit must be two integers >= 1, TIMESTEPS MATCHES; got {exploit!r}"
+                f"--exploit must be two or three integers >= 1, TIMESTEPS MATCHES [SEEDS]; got {exploit!r}"
             )
-        config = dataclasses.replace(config, exploit={"total_timesteps": exploit[0], "matches": exploit[1]})
+        responses = exploit[2] if len(exploit) == 3 else 1
+        config = dataclasses.replace(
+            config, exploit={"total_timesteps": exploit[0], "matches": exploit[1], "seeds": responses}
+        )
     return dataclasses.replace(
         config,
         decisions=config.decisions if decisions is None else decisions,
@@ -407,8 +421,31 @@ def evaluate_pair(
 
 # ----- exploitability -----------------------------------------------------------------------------
 def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> dict:
-    """`fowlplay-exploit` for one agent unless done; its score and interval, or an error."""
-    target = out / "exploit" / _folder(spec.label)
+    """`fowlplay-exploit` for one agent, once per best-response seed (`exploit: seeds`), each unless
+    done; the strongest best response's score and interval, every seed's score, or an error.
+
+    Each best response is a lower bound on how exploitable the agent is, and one training run can
+    fail to find the weakness another finds, so the leaderboard shows the highest score of the
+    seeds (with that run's interval) and `league.json` keeps them all.
+    """
+    runs = []
+    for seed in range(config.exploit.get("seeds", 1)):
+        result = _exploit_seed(config, spec, out, seed, log)
+        if result["status"] == "error":
+            return result
+        runs.append(result)
+    best = max(runs, key=lambda run: -math.inf if run["score"] is None else run["score"])
+    return {**best, "by_seed": [run["score"] for run in runs]}
+
+
+def exploit_dir(out: Path, label: str, seed: int) -> Path:
+    """Where one best response against `label` lives (seed 0 where a one-seed league puts it)."""
+    folder = _folder(label)
+    return out / "exploit" / (folder if seed == 0 else f"{folder}-seed{seed}")
+
+
+def _exploit_seed(config: LeagueConfig, spec: AgentSpec, out: Path, seed: int, log) -> dict:
+    target = exploit_dir(out, spec.label, seed)
     result_path = target / "exploit.json"
     if not result_path.exists():
         if importlib.util.find_spec("fowlplay.evaluation.exploit") is None:
@@ -418,7 +455,9 @@ def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> 
         command += ["--players", str(config.players)]
         command += ["--total-timesteps", str(config.exploit["total_timesteps"])]
         command += ["--matches", str(config.exploit["matches"])]
-        log(f"{PROG}: exploitability of {spec.label}")
+        if seed:
+            command += ["--seed", str(seed)]
+        log(f"{PROG}: exploitability of {spec.label}" + (f", best-response seed {seed}" if seed else ""))
         # The log sits beside the output folder: fowlplay-exploit refuses a folder holding foreign files.
         target.parent.mkdir(parents=True, exist_ok=True)
         log_path = target.parent / f"{target.name}.log"
@@ -435,6 +474,12 @@ def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> 
             "message": f"{result_path} was made with {made[0]} timesteps and {made[1]} matches, the league "
             f"asks {asked[0]} and {asked[1]}: delete {target} to estimate it again, or keep the league's "
             "exploit budget",
+        }
+    if data.get("seed", seed) != seed:
+        return {
+            "status": "error",
+            "message": f"{result_path} was made with seed {data['seed']}, where the league keeps the "
+            f"best response of seed {seed}: delete {target} to estimate it again",
         }
     lo, hi = data.get("score_lo"), data.get("score_hi")
     if lo is None and isinstance(data.get("ci"), (list, tuple)) and len(data["ci"]) == 2:
@@ -614,6 +659,7 @@ def summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors
             if spec.label in exploit and exploit[spec.label]["status"] == "done":
                 ex = exploit[spec.label]
                 entry.update(exploit=ex["score"], exploit_lo=ex["score_lo"], exploit_hi=ex["score_hi"])
+                entry["exploit_by_seed"] = ex["by_seed"]
         entries.append(entry)
     algorithms = []
     for algorithm in config.algorithms:
@@ -686,10 +732,18 @@ def _exploit_said(summary: dict) -> str:
     budget = summary.get("exploit")
     if not budget:
         return "Exploitability not estimated (no `exploit:` in the config, no `--exploit`)."
+    seeds = budget.get("seeds", 1)
+    if seeds == 1:
+        return (
+            f"Exploitability: a fresh MaskablePPO best response per checkpoint (`fowlplay-exploit`, "
+            f"{budget['total_timesteps']:,} learner decisions, {budget['matches']} duplicate matches, "
+            "one seed); the exploit column is its score against the checkpoint, lower is less exploitable."
+        )
     return (
-        f"Exploitability: a fresh MaskablePPO best response per checkpoint (`fowlplay-exploit`, "
-        f"{budget['total_timesteps']:,} learner decisions, {budget['matches']} duplicate matches); the "
-        "exploit column is its score against the checkpoint, lower is less exploitable."
+        f"Exploitability: {seeds} fresh MaskablePPO best responses per checkpoint (`fowlplay-exploit`, "
+        f"seeds 0-{seeds - 1}, {budget['total_timesteps']:,} learner decisions, {budget['matches']} "
+        "duplicate matches each); the exploit column is the highest of their scores against the "
+        "checkpoint (the strongest best response found, with its interval), lower is less exploitable."
     )
 
 
@@ -748,6 +802,8 @@ def markdown(summary: dict, command: str) -> str:
             else f"{e['decisions']:,}" + (" (cut short)" if e["cut_short"] else "")
         )
         exploit = _ci(e.get("exploit"), e.get("exploit_lo"), e.get("exploit_hi")) if "exploit" in e else "–"
+        if len(e.get("exploit_by_seed", [])) > 1:  # every best response's score, by seed
+            exploit += " (" + ", ".join(_f(x) for x in e["exploit_by_seed"]) + ")"
         lines.append(
             f"| {e['agent']} | {_ci(e['elo'], e['elo_lo'], e['elo_hi'], 0)} | "
             + " | ".join(cells)
@@ -925,11 +981,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--exploit",
-        nargs=2,
+        nargs="+",
         type=int,
-        metavar=("TIMESTEPS", "MATCHES"),
-        help="estimate every checkpoint's exploitability with fowlplay-exploit at this budget, instead "
-        "of the config's `exploit:` [the config's; none]",
+        metavar="N",
+        help="TIMESTEPS MATCHES [SEEDS]: estimate every checkpoint's exploitability with fowlplay-exploit "
+        "at this budget (SEEDS best responses each, the strongest kept; 1 if omitted), instead of the "
+        "config's `exploit:` [the config's; none]",
     )
     return parser
 

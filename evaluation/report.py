@@ -80,15 +80,21 @@ def _cell(value) -> str:
 
 
 def write_csv(path: Path, records: list[dict]) -> None:
-    """One row per record, columns in the records' key order; NaN written as an empty cell."""
+    """One row per record, a column per key of any record (in the order keys first appear), each
+    value under its own key's column; a key a record lacks, None and NaN are empty cells.
+
+    Records may differ in keys: a league's ladder rungs have no training columns, and each agent has
+    a score against every agent but itself.
+    """
     import io
 
     buffer = io.StringIO()
     if records:
+        columns = list(dict.fromkeys(key for record in records for key in record))
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(list(records[0]))
+        writer.writerow(columns)
         for record in records:
-            writer.writerow([_cell(v) for v in record.values()])
+            writer.writerow([_cell(record.get(key)) for key in columns])
     _atomic_write(path, buffer.getvalue())
 
 

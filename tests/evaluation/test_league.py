@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from pathlib import Path
@@ -293,10 +294,93 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
     assert len(messages) == 2 and all("made with 500 timesteps and 3 matches" in m for m in messages)
 
 
-@pytest.mark.parametrize("exploit", [(0, 3), (100, 0)])
+@pytest.mark.parametrize("exploit", [(0, 3), (100, 0), (100, 3, 0), (100,), (100, 3, 2, 1)])
 def test_a_bad_exploit_budget_is_named(exploit):
-    with pytest.raises(league.LeagueConfigError, match="--exploit must be two integers >= 1"):
+    with pytest.raises(league.LeagueConfigError, match=r"--exploit must be two or three integers >= 1"):
         league.override_budget(_config(), exploit=exploit)
+
+
+@pytest.mark.parametrize("seeds", [0, True, "2"])
+def test_a_bad_number_of_best_responses_is_named(seeds):
+    with pytest.raises(league.LeagueConfigError, match=r"exploit: seeds \(best responses per checkpoint\)"):
+        _config(exploit={"total_timesteps": 100, "matches": 3, "seeds": seeds})
+
+
+def test_several_best_responses_per_checkpoint_keep_the_strongest(fake_trainer, monkeypatch, tmp_path):
+    """`exploit: seeds: 2` (or `--exploit N M 2`): two best responses per checkpoint; the leaderboard
+    shows the higher score with its interval, and each seed's score; a seed added later trains only it."""
+    train = league.run_training
+    exploited = []
+    scores = {("seed0", 0): 0.25, ("seed0", 1): 0.40, ("seed1", 0): 0.75, ("seed1", 1): 0.50}
+
+    def run(command, log: Path, timeout):
+        """fowlplay-exploit's stand-in: a score for each checkpoint and best-response seed."""
+        if "fowlplay.evaluation.exploit" not in command:
+            return train(command, log, timeout)
+        args = dict(itertools.pairwise(command))
+        seed = int(args.get("--seed", 0))
+        exploited.append((args["--agent"].rsplit("/", 1)[1], seed))
+        out = Path(args["--out"])
+        out.mkdir(parents=True)
+        score = scores[exploited[-1]]
+        record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1, "seed": seed}
+        record.update(
+            total_timesteps_requested=int(args["--total-timesteps"]), matches=int(args["--matches"])
+        )
+        (out / "exploit.json").write_text(json.dumps(record))
+        return 0
+
+    monkeypatch.setattr(league, "run_training", run)
+    config = _config(algorithms=[{"name": "ppo"}])
+    league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
+    assert sorted(exploited) == [("seed0", 0), ("seed1", 0)]
+    summary = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3, 2))
+    assert sorted(exploited) == [("seed0", 0), ("seed0", 1), ("seed1", 0), ("seed1", 1)]
+    assert (tmp_path / "exploit" / "ppo-s0-seed1" / "exploit.json").exists()
+    rated = {e["agent"]: e for e in summary["entries"]}
+    assert (rated["ppo-s0"]["exploit"], rated["ppo-s0"]["exploit_lo"]) == (0.40, pytest.approx(0.30))
+    assert rated["ppo-s0"]["exploit_by_seed"] == [0.25, 0.40]
+    assert rated["ppo-s1"]["exploit"] == 0.75 and rated["ppo-s1"]["exploit_by_seed"] == [0.75, 0.50]
+    assert summary["algorithms"][0]["exploit_mean"] == pytest.approx(0.575)
+    assert summary["exploit"] == {"total_timesteps": 500, "matches": 3, "seeds": 2}
+    text = (tmp_path / "leaderboard.md").read_text()
+    assert "2 fresh MaskablePPO best responses per checkpoint" in text and "seeds 0-1" in text
+    assert "0.400 [0.300, 0.500] (0.250, 0.400)" in text
+    # leaderboard.csv: the rungs have no training or exploit columns and no agent scores itself, yet
+    # every value sits under its own column (an earlier version took the first row's keys as header).
+    with open(tmp_path / "leaderboard.csv", newline="") as handle:
+        rows = {row["agent"]: row for row in csv.DictReader(handle)}
+    scored = {key for entry in summary["entries"] for key in entry if key.startswith("vs_")}
+    assert {"vs_random", "vs_baseline"} <= scored
+    for entry in summary["entries"]:
+        row = rows[entry["agent"]]
+        assert float(row["elo"]) == pytest.approx(entry["elo"], abs=1e-5)
+        for key in (*scored, "exploit", "decisions"):
+            assert (row[key] == "") == (key not in entry), (entry["agent"], key)
+            if key in entry:
+                assert float(row[key]) == pytest.approx(entry[key], abs=1e-5), (entry["agent"], key)
+    # Nothing is estimated again; a result whose recorded seed is not its folder's is refused.
+    league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3, 2))
+    assert len(exploited) == 4
+    record = tmp_path / "exploit" / "ppo-s1-seed1" / "exploit.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "seed": 0}))
+    other = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3, 2))
+    messages = [e["message"] for e in other["errors"] if e["stage"] == "exploit"]
+    assert len(messages) == 1 and "made with seed 0" in messages[0]
+
+
+def test_the_command_line_passes_best_response_seeds(monkeypatch, tmp_path):
+    seen = {}
+
+    def run(config, out, *args, **kwargs):
+        seen.update(kwargs)
+        return {"algorithms": [], "errors": []}
+
+    monkeypatch.setattr(league, "run_league", run)
+    root = Path(__file__).resolve().parents[2]
+    argv = ["--game", "chicken_v0", "--config", str(root / "configs/league/chicken_v0.yaml")]
+    assert league.main([*argv, "--out", str(tmp_path), "--exploit", "5000", "20", "3"]) == 0
+    assert seen["exploit"] == (5000, 20, 3) and seen["command"].endswith("--exploit 5000 20 3")
 
 
 def test_without_exploit_the_leaderboard_says_it_was_not_estimated(fake_trainer, tmp_path):
