@@ -9,6 +9,8 @@ most; it goes out with the Hawk only when its visible score beats every estimate
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 from fowlplay.envs.core.agents import Agent
 from fowlplay.envs.murray.observation import MurrayObserver
@@ -31,6 +33,11 @@ from fowlplay.envs.murray.rules import (
 
 #: Expected penalty of an unseen card in another player's hand (mean insect value, about 2.6).
 _MEAN_HAND_VALUE = 2.6
+#: (value, a function giving a hand's counts of the card types of that value as a tuple).
+_OF_VALUE = tuple(
+    (value, itemgetter(*types) if len(types) > 1 else lambda hand, t=types[0]: (hand[t],))
+    for value, types in TYPES_OF_VALUE.items()
+)
 
 
 class BaselineAgent(Agent):
@@ -44,37 +51,49 @@ class BaselineAgent(Agent):
         # The game's own layout and (block, index) of every action id, built once per table shape.
         bindings = _layout_bindings(self.options)
         self.layout, self._decoded = bindings["layout"], bindings["_decoded"]
-        self._copies = np.array([*self.options.counts, 1], dtype=np.float64)
-        # The swarm rows' scale, repeated for every seat and slot: one multiply reads them all.
-        slots = self.options.num_players * self.options.max_swarms
-        self._swarm_copies = np.tile(self._copies[:NUM_INSECTS], slots)
+        copies = np.array([*self.options.counts, 1], dtype=np.float64)
+        # One multiply turns the whole observation back into counts: each count piece times what the
+        # observer divided it by (swarm rows by their insect's copies, the hand by every card's, hand
+        # sizes by the cards in the game, tadpoles by twice the Murrays), one-hot pieces times 1.
+        opts = self.options
+        at = self.observer.offsets
+        self._unscale = np.ones(self.observer.size, dtype=np.float64)
+        self._unscale[at["my_hand"]] = copies
+        self._unscale[at["swarms"]] = np.tile(copies[:NUM_INSECTS], opts.num_players * opts.max_swarms)
+        self._unscale[at["hand_sizes"]] = opts.total_cards
+        self._unscale[at["tadpoles"]] = max(2 * opts.murray_count, 1)
+        self._at = at
+        self._deck_size = at["deck_size"].start
 
     # ----- reading the observation ---------------------------------------------------------------
     def _read(self, observation: np.ndarray) -> dict:
         """The observation as plain Python values, read once per decision (every legal action's
         rating reads them: numpy calls on small slices would cost more than the ratings)."""
-        opts = self.options
+        opts, at = self.options, self._at
         n, s = opts.num_players, opts.max_swarms
-        parts = self.observer.decode(observation)
-        counts = np.rint(parts["swarms"] * self._swarm_copies).astype(int).tolist()
-        rows = [counts[k : k + NUM_INSECTS] for k in range(0, n * s * NUM_INSECTS, NUM_INSECTS)]
+        counts = np.rint(observation * self._unscale).astype(int).tolist()
+        swarm_counts = counts[at["swarms"]]
+        rows = [swarm_counts[k : k + NUM_INSECTS] for k in range(0, n * s * NUM_INSECTS, NUM_INSECTS)]
         slots = [rows[rel * s : (rel + 1) * s] for rel in range(n)]
         swarms = [[sw for sw in slots[rel] if any(sw)] for rel in range(n)]
-        hand = np.rint(parts["my_hand"] * self._copies).astype(int).tolist()
+        hand = counts[at["my_hand"]]
+        pond = counts[at["pond"]]
         return {
-            "parts": parts,
-            "decision": int(np.argmax(parts["decision"])),
+            "decision": _first_one(counts[at["decision"]]),
             "hand": hand,
             "swarms": swarms,
             "slots": slots,
             "my_values": {swarm_value(sw) for sw in swarms[0]},
             # Cards in hand of each value (1-5; the Hawk's VALUE is none of them).
-            "by_value": {v: sum(hand[t] for t in types) for v, types in TYPES_OF_VALUE.items()},
+            "by_value": {v: sum(cards(hand)) for v, cards in _OF_VALUE},
             # The card in each pond slot (an empty slot reads as card 0; no action names one).
-            "pond": parts["pond"].reshape(opts.pond_size, NUM_INSECTS).argmax(axis=1).tolist(),
-            "early": parts["deck_size"][0] * opts.total_cards > 25,
-            "hand_sizes": np.rint(parts["hand_sizes"] * opts.total_cards).astype(int).tolist(),
-            "tadpoles": np.rint(parts["tadpoles"] * max(2 * opts.murray_count, 1)).astype(int).tolist(),
+            "pond": [_first_one(pond[k : k + NUM_INSECTS]) for k in range(0, len(pond), NUM_INSECTS)],
+            # (float32 arithmetic, as it always was: the decisions depend on it at the boundary)
+            "early": observation[self._deck_size] * opts.total_cards > 25,
+            "hand_sizes": counts[at["hand_sizes"]],
+            "tadpoles": counts[at["tadpoles"]],
+            # The swarm a Firefly or Robber Fly is taking from (index into the swarm rows), or -1.
+            "chosen": _first_one(counts[at["chosen_swarm"]], missing=-1),
         }
 
     def _usefulness(self, card: int, by_value: dict[int, int], my_values: set[int], in_hand: bool) -> float:
@@ -196,10 +215,10 @@ class BaselineAgent(Agent):
         if block == "pond":
             return self._usefulness(view["pond"][i], by_value, my_values, False)
         if block == "take":
-            chosen = np.flatnonzero(view["parts"]["chosen_swarm"])
+            chosen = view["chosen"]
             loss = 0.0
-            if chosen.size:
-                rel, slot = divmod(int(chosen[0]), s)
+            if chosen >= 0:
+                rel, slot = divmod(chosen, s)
                 sign = -1.0 if rel == 0 else 1.0
                 loss = sign * self._owner_loss(rel, view["slots"][rel][slot], i, view)
             if decision == Decision.ROBBER_TAKE:
@@ -208,3 +227,8 @@ class BaselineAgent(Agent):
         if block == "discard":
             return -self._usefulness(i, by_value, my_values, True) + 0.1 * VALUE[i]
         return 0.0
+
+
+def _first_one(values: list[int], missing: int = 0) -> int:
+    """The index of the first 1 of a one-hot piece (as numpy's argmax reads it), else `missing`."""
+    return values.index(1) if 1 in values else missing
