@@ -251,22 +251,23 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
     assert seen["command"].endswith("--decisions 5000 --seeds 3 4 --matches 7")
 
 
-def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_another_budget(
-    fake_trainer, monkeypatch, tmp_path
-):
+def stand_in_exploit(monkeypatch, score_of) -> list[tuple[str, int]]:
+    """Replace fowlplay-exploit in the league's subprocess runs: each run writes an exploit.json
+    scoring `score_of(run folder of the checkpoint, best-response seed)`; returns the (folder,
+    seed) of every run, in order. Training runs go on as they were."""
     train = league.run_training
-    exploited = []
+    exploited: list[tuple[str, int]] = []
 
     def run(command, log: Path, timeout):
-        """fowlplay-exploit's stand-in: an exploit.json whose score depends on the agent."""
         if "fowlplay.evaluation.exploit" not in command:
             return train(command, log, timeout)
         args = dict(itertools.pairwise(command))
-        exploited.append(args["--agent"])
+        seed = int(args.get("--seed", 0))
+        exploited.append((args["--agent"].rsplit("/", 1)[1], seed))
         out = Path(args["--out"])
         out.mkdir(parents=True)
-        score = 0.25 if args["--agent"].endswith("seed0") else 0.75
-        record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1}
+        score = score_of(*exploited[-1])
+        record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1, "seed": seed}
         record.update(
             total_timesteps_requested=int(args["--total-timesteps"]), matches=int(args["--matches"])
         )
@@ -274,10 +275,17 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
         return 0
 
     monkeypatch.setattr(league, "run_training", run)
+    return exploited
+
+
+def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_another_budget(
+    fake_trainer, monkeypatch, tmp_path
+):
+    exploited = stand_in_exploit(monkeypatch, lambda run, seed: 0.25 if run == "seed0" else 0.75)
     config = _config(algorithms=[{"name": "ppo"}])
     assert config.exploit is None
     summary = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
-    assert sorted(exploited) == [f"ckpt:{tmp_path / 'train' / 'ppo' / f'seed{s}'}" for s in (0, 1)]
+    assert sorted(exploited) == [("seed0", 0), ("seed1", 0)]
     rated = {e["agent"]: e for e in summary["entries"]}
     assert rated["ppo-s0"]["exploit"] == 0.25 and rated["ppo-s1"]["exploit"] == 0.75
     assert "exploit" not in rated["baseline"]
@@ -309,28 +317,8 @@ def test_a_bad_number_of_best_responses_is_named(seeds):
 def test_several_best_responses_per_checkpoint_keep_the_strongest(fake_trainer, monkeypatch, tmp_path):
     """`exploit: seeds: 2` (or `--exploit N M 2`): two best responses per checkpoint; the leaderboard
     shows the higher score with its interval, and each seed's score; a seed added later trains only it."""
-    train = league.run_training
-    exploited = []
     scores = {("seed0", 0): 0.25, ("seed0", 1): 0.40, ("seed1", 0): 0.75, ("seed1", 1): 0.50}
-
-    def run(command, log: Path, timeout):
-        """fowlplay-exploit's stand-in: a score for each checkpoint and best-response seed."""
-        if "fowlplay.evaluation.exploit" not in command:
-            return train(command, log, timeout)
-        args = dict(itertools.pairwise(command))
-        seed = int(args.get("--seed", 0))
-        exploited.append((args["--agent"].rsplit("/", 1)[1], seed))
-        out = Path(args["--out"])
-        out.mkdir(parents=True)
-        score = scores[exploited[-1]]
-        record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1, "seed": seed}
-        record.update(
-            total_timesteps_requested=int(args["--total-timesteps"]), matches=int(args["--matches"])
-        )
-        (out / "exploit.json").write_text(json.dumps(record))
-        return 0
-
-    monkeypatch.setattr(league, "run_training", run)
+    exploited = stand_in_exploit(monkeypatch, lambda run, seed: scores[(run, seed)])
     config = _config(algorithms=[{"name": "ppo"}])
     league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
     assert sorted(exploited) == [("seed0", 0), ("seed1", 0)]
