@@ -104,6 +104,11 @@ class LeagueConfig:
     exploit: dict | None = None
 
 
+def _is_count(value) -> bool:
+    """Whether `value` is an int >= 1 (a bool is not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _require(data: dict, key: str, kind, where: str):
     if key not in data:
         raise LeagueConfigError(f"{where}: missing key {key!r}")
@@ -162,11 +167,7 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
         for key in ("total_timesteps", "matches"):
             _require(exploit, key, int, f"{where}: exploit")
         exploit = {**exploit, "seeds": exploit.get("seeds", 1)}
-        if (
-            isinstance(exploit["seeds"], bool)
-            or not isinstance(exploit["seeds"], int)
-            or exploit["seeds"] < 1
-        ):
+        if not _is_count(exploit["seeds"]):
             raise LeagueConfigError(
                 f"{where}: exploit: seeds (best responses per checkpoint) must be an integer >= 1; "
                 f"got {exploit['seeds']!r}"
@@ -211,20 +212,16 @@ def override_budget(
 ) -> LeagueConfig:
     """The config with the command line's budget (`--decisions`, `--seeds`, `--matches`, and
     `--exploit TIMESTEPS MATCHES [SEEDS]`) in place of its own."""
-    if decisions is not None and (
-        isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 1
-    ):
+    if decisions is not None and not _is_count(decisions):
         raise LeagueConfigError(f"--decisions must be an integer >= 1; got {decisions!r}")
     if seeds is not None and (
         not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds)
     ):
         raise LeagueConfigError(f"--seeds must be distinct integers >= 0; got {seeds!r}")
-    if matches is not None and (isinstance(matches, bool) or not isinstance(matches, int) or matches < 1):
+    if matches is not None and not _is_count(matches):
         raise LeagueConfigError(f"--matches must be an integer >= 1; got {matches!r}")
     if exploit is not None:
-        if len(exploit) not in (2, 3) or not all(
-            isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in exploit
-        ):
+        if len(exploit) not in (2, 3) or not all(_is_count(x) for x in exploit):
             raise LeagueConfigError(
                 f"--exploit must be two or three integers >= 1, TIMESTEPS MATCHES [SEEDS]; got {exploit!r}"
             )
@@ -501,7 +498,7 @@ def run_league(
     decisions: int | None = None,
     seeds: list[int] | None = None,
     matches: int | None = None,
-    exploit: tuple[int, int] | None = None,
+    exploit: tuple[int, ...] | None = None,
 ) -> dict:
     """Train, evaluate, rate and write the leaderboard; returns the league summary.
 

@@ -117,22 +117,10 @@ def training_decisions_per_second(
     from fowlplay.training.config import load_config
     from fowlplay.training.train import train
 
-    if game not in envs.ENV_NAMES:
-        raise ValueError(f"unknown game {game!r}; registered games: {list(envs.ENV_NAMES)}")
-    if decisions < 1 or load < 0:
-        raise ValueError(f"decisions must be >= 1 and load >= 0; got {decisions}, {load}")
+    settings = _run_settings(game, decisions, load, max_minutes, overrides)
     path = Path(config_path) if config_path is not None else default_config(game, config_dir)
     with tempfile.TemporaryDirectory(prefix="fowlplay-bench-") as out:
-        settings = {
-            **(overrides or {}),
-            "total_timesteps": decisions,
-            "out": out,
-            "max_minutes": max_minutes,
-            "checkpoint_every": 0,
-            "progress_bar": False,
-            "tensorboard": False,
-        }
-        config = load_config(path, settings)
+        config = load_config(path, {**settings, "out": out})
         if config.game != game:
             raise ValueError(f"{path} trains {config.game}, not {game}")
         with competing_load(load):
@@ -140,11 +128,7 @@ def training_decisions_per_second(
             result = train(config, overwrite=True, verbose=False)
             cpu = time.process_time() - cpu
     if result.stopped_by_time:
-        print(
-            f"fowlplay bench: the {max_minutes}-minute cap cut {game} off after {result.timesteps} of "
-            f"{decisions} decisions; its rate covers only those",
-            file=sys.stderr,
-        )
+        _report_cut(game, max_minutes, result.timesteps, decisions)
     return {
         "game": game,
         "config": str(path),
@@ -160,6 +144,34 @@ def training_decisions_per_second(
         "net_arch": list(config.ppo.net_arch),
         "n_epochs": config.ppo.n_epochs,
     }
+
+
+def _run_settings(
+    game: str, decisions: int, load: int, max_minutes: float, overrides: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The config overrides of a benchmark run (its budget in decisions, and no checkpoints,
+    progress bar or TensorBoard), after checking the request; the run directory is the caller's."""
+    if game not in envs.ENV_NAMES:
+        raise ValueError(f"unknown game {game!r}; registered games: {list(envs.ENV_NAMES)}")
+    if decisions < 1 or load < 0:
+        raise ValueError(f"decisions must be >= 1 and load >= 0; got {decisions}, {load}")
+    return {
+        **(overrides or {}),
+        "total_timesteps": decisions,
+        "max_minutes": max_minutes,
+        "checkpoint_every": 0,
+        "progress_bar": False,
+        "tensorboard": False,
+    }
+
+
+def _report_cut(what: str, max_minutes: float, done: int, decisions: int) -> None:
+    """Say on stderr that the wall-clock safety net stopped a run before its budget."""
+    print(
+        f"fowlplay bench: the {max_minutes}-minute cap cut {what} off after {done} of {decisions} "
+        "decisions; its rate covers only those",
+        file=sys.stderr,
+    )
 
 
 #: Run inside a subprocess by `checkout_decisions_per_second`: the same run as
@@ -206,6 +218,15 @@ def checkout_layout(checkout: Path) -> str:
     return "top"
 
 
+def checkout_config(checkout: Path, game: str) -> Path:
+    """A checkout's own `configs/<game>.yaml`; a clear error if it has none (or is no checkout)."""
+    checkout_layout(checkout)
+    config = checkout / "configs" / f"{game}.yaml"
+    if not config.is_file():
+        raise ValueError(f"{checkout} has no training config configs/{game}.yaml")
+    return config
+
+
 def checkout_decisions_per_second(
     checkout: str | Path,
     game: str,
@@ -223,18 +244,9 @@ def checkout_decisions_per_second(
     included): it runs as that checkout's own entry point would.
     """
     checkout = Path(checkout).resolve()
+    config = checkout_config(checkout, game)
     layout = checkout_layout(checkout)
-    config = checkout / "configs" / f"{game}.yaml"
-    if not config.is_file():
-        raise ValueError(f"{checkout} has no training config configs/{game}.yaml")
-    settings = {
-        **(overrides or {}),
-        "total_timesteps": decisions,
-        "max_minutes": max_minutes,
-        "checkpoint_every": 0,
-        "progress_bar": False,
-        "tensorboard": False,
-    }
+    settings = _run_settings(game, decisions, load, max_minutes, overrides)
     env = dict(_INHERITED_ENVIRONMENT)
     with tempfile.TemporaryDirectory(prefix="fowlplay-checkout-") as shim:
         if layout == "namespace":
@@ -260,11 +272,7 @@ def checkout_decisions_per_second(
         raise RuntimeError(f"training with the checkout {checkout} failed:\n{done.stderr[-3000:]}")
     row = json.loads(done.stdout.strip().splitlines()[-1])
     if row["cut"]:
-        print(
-            f"fowlplay bench: the {max_minutes}-minute cap cut {game} ({checkout}) off after "
-            f"{row['decisions']} of {decisions} decisions; its rate covers only those",
-            file=sys.stderr,
-        )
+        _report_cut(f"{game} ({checkout})", max_minutes, row["decisions"], decisions)
     return {
         **row,
         "config": str(config),
@@ -358,12 +366,10 @@ def main(argv: list[str] | None = None) -> int:
         if not colon or not label or not folder:
             parser.error(f"--checkout takes LABEL:FOLDER (e.g. old:../fowlplay-old); got {spec!r}")
         try:
-            checkout_layout(Path(folder))
+            for game in args.games:
+                checkout_config(Path(folder), game)
         except ValueError as error:
-            parser.error(str(error))
-        for game in args.games:
-            if not (Path(folder) / "configs" / f"{game}.yaml").is_file():
-                parser.error(f"--checkout {spec}: {folder} has no training config configs/{game}.yaml")
+            parser.error(f"--checkout {spec}: {error}")
         checkouts.append((label, Path(folder)))
     try:
         for game in args.games:

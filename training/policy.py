@@ -102,11 +102,12 @@ def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarr
     legal = np.asarray(action_masks).astype(bool)
     if not legal.any(axis=1).all():
         raise ValueError("the action mask is empty: this agent has no decision to make")
-    layers = _plain_layers(policy)
+    greedy = getattr(policy, "greedy", False)  # a Q-network, played greedily
+    layers = _plain_layers(policy, greedy)
     with torch.no_grad():
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32).reshape(len(legal), -1))
-        scores = _layer_scores(torch, layers, obs) if layers else _module_scores(policy, obs)
-    if getattr(policy, "greedy", False):
+        scores = _layer_scores(torch, layers, obs) if layers else _module_scores(policy, obs, greedy)
+    if greedy:
         q_values = np.where(legal, scores.astype(np.float64), -np.inf)
         best = q_values == q_values.max(axis=1, keepdims=True)
         return best / best.sum(axis=1, keepdims=True)
@@ -115,9 +116,9 @@ def batch_probabilities(policy, observations: np.ndarray, action_masks: np.ndarr
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def _module_scores(policy, obs) -> np.ndarray:
-    """The policy's logits (a Q-network's Q-values) for a batch, through its own modules."""
-    if getattr(policy, "greedy", False):
+def _module_scores(policy, obs, greedy: bool) -> np.ndarray:
+    """The policy's logits (a `greedy` Q-network's Q-values) for a batch, through its own modules."""
+    if greedy:
         return policy.q_values(obs).numpy()
     features = policy.extract_features(obs, policy.pi_features_extractor)
     return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
@@ -141,7 +142,7 @@ def _layer_scores(torch, layers: list[tuple[Any, Any, str | None]], obs) -> np.n
 _LAYERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _plain_layers(policy) -> list[tuple[Any, Any, str | None]] | None:
+def _plain_layers(policy, greedy: bool) -> list[tuple[Any, Any, str | None]] | None:
     """The network an opponent plays as (weight, bias, activation) per linear layer, or None if it
     is anything but a plain MLP on the flat observation (then its modules run as they are).
 
@@ -151,16 +152,16 @@ def _plain_layers(policy) -> list[tuple[Any, Any, str | None]] | None:
     try:
         layers = _LAYERS.get(policy)
     except TypeError:  # not weak-referenceable: never cached
-        return _read_layers(policy) or None
+        return _read_layers(policy, greedy) or None
     if layers is None:
-        layers = _LAYERS[policy] = _read_layers(policy)
+        layers = _LAYERS[policy] = _read_layers(policy, greedy)
     return layers or None
 
 
-def _read_layers(policy) -> list[tuple[Any, Any, str | None]] | bool:
+def _read_layers(policy, greedy: bool) -> list[tuple[Any, Any, str | None]] | bool:
     torch = _torch()
     nn = torch.nn
-    if getattr(policy, "greedy", False):
+    if greedy:
         stack = list(getattr(policy, "q_net", []))
     else:
         from stable_baselines3.common.torch_layers import FlattenExtractor

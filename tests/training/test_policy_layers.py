@@ -39,11 +39,12 @@ def batch(observation_space, action_space, size: int, seed: int):
 
 
 def assert_same_as_modules(policy, observations: np.ndarray, direct=_layer_scores) -> None:
-    layers = _plain_layers(policy)
+    greedy = getattr(policy, "greedy", False)
+    layers = _plain_layers(policy, greedy)
     assert layers, "a plain MLP policy must take the direct path"
     with torch.no_grad():
         obs = torch.as_tensor(observations)
-        expected = _module_scores(policy, obs)
+        expected = _module_scores(policy, obs, greedy)
         got = direct(torch, layers, obs)
     assert got.dtype == expected.dtype
     assert np.array_equal(got, expected), "the direct path must give the modules' numbers exactly"
@@ -64,7 +65,9 @@ def test_direct_layers_give_the_modules_scores_exactly(game, head, activation, n
     torch.manual_seed(1)
     policy = build_policy(observation_space, action_space, net_arch, activation, head=head)
     # One layer per hidden size plus the output layer, each hidden one with its activation.
-    assert [a for _, _, a in _plain_layers(policy)] == [activation] * len(net_arch) + [None]
+    assert [a for _, _, a in _plain_layers(policy, head == "q_values")] == [activation] * len(net_arch) + [
+        None
+    ]
     for size, seed in ((1, 0), (3, 1), (16, 2)):
         observations, masks = batch(observation_space, action_space, size, seed)
         assert_same_as_modules(policy, observations)
@@ -93,7 +96,7 @@ def test_a_network_that_is_not_a_plain_mlp_runs_its_modules():
     policy = build_policy(observation_space, action_space, [16], "relu", head="q_values")
     width = policy.q_net[0].out_features
     policy.q_net.insert(1, torch.nn.LayerNorm(width))  # a layer the direct path does not know
-    assert _plain_layers(policy) is None
+    assert _plain_layers(policy, True) is None
     observations, masks = batch(observation_space, action_space, 5, 5)
     with torch.no_grad():
         q_values = policy.q_values(torch.as_tensor(observations)).numpy()
