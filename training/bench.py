@@ -404,7 +404,12 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(row)
                     print(format_rows([row]).splitlines()[-1], flush=True)
                 for label, folder in checkouts:
-                    row = checkout_decisions_per_second(folder, game, decisions=args.decisions, load=load)
+                    try:
+                        row = checkout_decisions_per_second(folder, game, decisions=args.decisions, load=load)
+                    except RuntimeError as error:  # that checkout's own run failed: say why, keep ours
+                        print(format_rows(rows), flush=True)
+                        print(f"{parser.prog}: error: --checkout {label}: {error}", file=sys.stderr)
+                        return 1
                     row["label"] = label
                     rows.append(row)
                     print(format_rows([row]).splitlines()[-1], flush=True)

@@ -174,6 +174,18 @@ def test_this_checkout_measured_as_another_gives_a_real_row():
     assert (row["vec_env"], row["n_envs"], row["net_arch"], row["load"]) == ("batched", 2, [16], 0)
 
 
+def test_a_checkout_whose_run_fails_ends_in_an_error_not_a_traceback(tmp_path, capsys):
+    from fowlplay.training.bench import main
+
+    root = fake_checkout(tmp_path / "tree", "top")
+    argv = ["--games", "chicken_v0", "--loads", "0", "--decisions", "128", "--checkout", f"old:{root}"]
+    assert main([*argv, "--variant", "tiny:" + ";".join(f"{k}={v}" for k, v in TINY.items())]) == 1
+    out, err = capsys.readouterr()
+    assert "| chicken_v0 | tiny | 0 | 128 |" in out  # this checkout's rows are kept
+    assert "error: --checkout old:" in err and "fake top checkout ran" in err
+    assert "Traceback (most recent call last)" not in err.split("failed:")[0]
+
+
 def test_a_folder_that_is_no_checkout_is_refused(tmp_path, capsys):
     from fowlplay.training.bench import main
 
