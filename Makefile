@@ -18,8 +18,8 @@ install: $(STAMP)
 # random play and the rule-based baseline in a duplicate tournament and print the table.
 demo: $(STAMP)
 	rm -rf runs/demo
-	$(BIN)/fowlplay-train --config configs/chicken_v0.yaml --out runs/demo/chicken_v0
-	$(BIN)/fowlplay-eval --game chicken_v0 --agents trained=ckpt:runs/demo/chicken_v0 random baseline \
+	$(BIN)/fowlplay-train --config configs/chicken_v1.yaml --out runs/demo/chicken_v1
+	$(BIN)/fowlplay-eval --game chicken_v1 --agents trained=ckpt:runs/demo/chicken_v1 random baseline \
 		--matches 100 --out runs/demo/eval
 
 test: $(STAMP) lint

@@ -25,20 +25,28 @@ __version__ = "0.2.0"
 
 #: Registered games: env name -> module exposing `env`, `raw_env`, `PLAYER_COUNTS`, `BaselineAgent`.
 _MODULES: dict[str, str] = {
-    "chicken_v0": "fowlplay.envs.chicken_v0",
+    "chicken_v1": "fowlplay.envs.chicken_v1",
     "murder_most_fowl_v0": "fowlplay.envs.murder_most_fowl_v0",
-    "murder_she_crows_v0": "fowlplay.envs.murder_she_crows_v0",
+    "murder_she_crows_v1": "fowlplay.envs.murder_she_crows_v1",
     "murray_frog_v0": "fowlplay.envs.murray_frog_v0",
 }
 
 ENV_NAMES: tuple[str, ...] = tuple(_MODULES)
 
+#: Older versions still made by name, with their old rules and a DeprecationWarning: the `_v0`
+#: games whose cap was a draw (the `_v1` games end a capped game by the standings).
+DEPRECATED_NAMES: dict[str, str] = {
+    "chicken_v0": "fowlplay.envs.chicken_v0",
+    "murder_she_crows_v0": "fowlplay.envs.murder_she_crows_v0",
+}
+
 
 def env_module(name: str):
-    """The PettingZoo-style module of a registered game."""
-    if name not in _MODULES:
+    """The PettingZoo-style module of a registered game (or of a deprecated older version)."""
+    module = _MODULES.get(name) or DEPRECATED_NAMES.get(name)
+    if module is None:
         raise ValueError(f"unknown game {name!r}; registered games: {list(ENV_NAMES)}")
-    return importlib.import_module(_MODULES[name])
+    return importlib.import_module(module)
 
 
 def make(name: str, **kwargs: Any):
@@ -63,7 +71,7 @@ def _register_with_pettingzoo() -> None:
     register = getattr(pettingzoo, "register", None)
     if register is None:
         return
-    for name, module in _MODULES.items():
+    for name, module in {**_MODULES, **DEPRECATED_NAMES}.items():
         # A "module:callable" entry point: the game itself is imported only when it is made.
         register("aec", f"{PETTINGZOO_NAMESPACE}/{name}", entry_point=f"{module}:env")
 
@@ -72,6 +80,7 @@ _register_with_pettingzoo()
 
 
 __all__ = [
+    "DEPRECATED_NAMES",
     "ENV_NAMES",
     "PETTINGZOO_NAMESPACE",
     "EnvOrderError",

@@ -1,5 +1,7 @@
-"""PettingZoo-style entry point: `from envs import chicken_v0; env = chicken_v0.env()`."""
+"""Deprecated PettingZoo-style entry point of `chicken_v0`: `chicken_v1` with cap_ending="draw"."""
 
-from fowlplay.envs.chicken import PLAYER_COUNTS, BaselineAgent, env, raw_env
+from fowlplay.envs.chicken import PLAYER_COUNTS, BaselineAgent
+from fowlplay.envs.chicken import env_v0 as env
+from fowlplay.envs.chicken import raw_env_v0 as raw_env
 
 __all__ = ["PLAYER_COUNTS", "BaselineAgent", "env", "raw_env"]

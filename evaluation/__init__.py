@@ -1,6 +1,6 @@
 """Evaluation: agents from specs, duplicate round-robin tournaments, statistics, ratings, reports.
 
-    fowlplay-eval --game chicken_v0 --agents random baseline --matches 200 --out runs/eval
+    fowlplay-eval --game chicken_v1 --agents random baseline --matches 200 --out runs/eval
 
 or from Python: `fowlplay.evaluation.tournament.evaluate(EvalConfig(...), out_dir)`. See docs/evaluation.md.
 """

@@ -1,6 +1,6 @@
 """`fowlplay-eval`: a duplicate round-robin tournament between agents, with statistics and a report.
 
-    fowlplay-eval --game chicken_v0 --agents random baseline --matches 200 --out runs/eval
+    fowlplay-eval --game chicken_v1 --agents random baseline --matches 200 --out runs/eval
 
 Prints the pairwise scores and ratings; writes games.jsonl, pairwise.csv, ratings.csv,
 summary.json, report.md and PNG plots to --out. Run the same command again to resume an

@@ -91,15 +91,15 @@ _SEED_HIGH = 2**63
 
 #: Rollout decisions before the leaf, per game, for `ISMCTSSettings(horizon=None)` (the spec's agents).
 DEFAULT_HORIZONS = {
-    "chicken_v0": 10,
-    "murder_she_crows_v0": 10,
+    "chicken_v1": 10,
+    "murder_she_crows_v1": 10,
     "murder_most_fowl_v0": 10,
     "murray_frog_v0": 10,
 }
 #: The margin per game for `ISMCTSSettings(margin=None)` (docs/evaluation.md has the measurements).
 DEFAULT_MARGINS = {
-    "chicken_v0": 2.0,
-    "murder_she_crows_v0": 1.0,
+    "chicken_v1": 2.0,
+    "murder_she_crows_v1": 1.0,
     "murder_most_fowl_v0": 1.0,
     "murray_frog_v0": 1.0,
 }
@@ -125,8 +125,8 @@ def _murray_lead(game) -> list[float]:
 #: Per game, the counter of rounds (Chicken) or turns (the others): a truncated rollout stops only
 #: where it changes, so that no provisional points of a round or turn in progress are left unscored.
 PHASES = {
-    "chicken_v0": lambda game: game.round,
-    "murder_she_crows_v0": lambda game: game.turns,
+    "chicken_v1": lambda game: game.round,
+    "murder_she_crows_v1": lambda game: game.turns,
     "murder_most_fowl_v0": lambda game: game.turn,
     "murray_frog_v0": lambda game: game.turn,
 }
@@ -137,8 +137,8 @@ PHASES = {
 #: final reward over the states where a round or turn begins (`PHASES`) in 150 baseline-vs-baseline
 #: games (seeds 0-149; 2 players, Murray 3).
 LEAVES = {
-    "chicken_v0": (_chicken_lead, 0.3),
-    "murder_she_crows_v0": (_crows_lead, 4.0),
+    "chicken_v1": (_chicken_lead, 0.3),
+    "murder_she_crows_v1": (_crows_lead, 4.0),
     "murder_most_fowl_v0": (_fowl_lead, 0.8),
     "murray_frog_v0": (_murray_lead, 0.2),
 }

@@ -1,6 +1,6 @@
 """Fit the gain of the ISMCTS leaf, tanh(gain x lead), from seeded baseline self-play.
 
-    python -m fowlplay.evaluation.ismcts_fit --game murder_she_crows_v0 --games 150 --seed 0
+    python -m fowlplay.evaluation.ismcts_fit --game murder_she_crows_v1 --games 150 --seed 0
 
 A truncated ISMCTS rollout (`evaluation.ismcts`) stops where a round (Chicken) or turn (the other
 games) begins, `PHASES`, and estimates each seat's win reward there as tanh(gain x lead), the lead

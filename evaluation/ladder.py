@@ -34,8 +34,8 @@ ANCHOR = "random"
 #: cannot overrule the baseline's move (`ismcts.MIN_PAIRED_DEALS` visits of both are needed), so a
 #: LOW of 5 plays exactly as the baseline (measured: docs/evaluation.md, "Figures (ladder v2)").
 ISMCTS_BUDGETS: dict[str, tuple[int, int]] = {
-    "chicken_v0": (5, 25),
-    "murder_she_crows_v0": (10, 50),
+    "chicken_v1": (5, 25),
+    "murder_she_crows_v1": (10, 50),
     "murder_most_fowl_v0": (5, 20),
     "murray_frog_v0": (5, 20),
 }

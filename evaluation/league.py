@@ -1,6 +1,6 @@
 """`fowlplay-league`: train algorithms with several seeds, rate every checkpoint against the ladder.
 
-    fowlplay-league --game chicken_v0 --config configs/league/chicken_v0.yaml --out runs/league-chicken
+    fowlplay-league --game chicken_v1 --config configs/league/chicken_v1.yaml --out runs/league-chicken
 
 Four stages, each resumable (run the same command again and finished work is skipped):
 

@@ -1,4 +1,4 @@
-"""Watch or play one seeded game: `fowlplay-play --game chicken_v0 --agents baseline human`.
+"""Watch or play one seeded game: `fowlplay-play --game chicken_v1 --agents baseline human`.
 
 A person at a human seat sees only that seat's own view of the table (`env.view(agent)`), never
 the umpire's: other players' moves are announced by the kind of decision they made, not by what
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="chicken_v0", choices=envs.ENV_NAMES)
+    parser.add_argument("--game", default="chicken_v1", choices=envs.ENV_NAMES)
     parser.add_argument(
         "--agents",
         nargs="+",

@@ -77,11 +77,11 @@ def one_torch_thread():
 def test_sb3_maskable_ppo_recipe_takes_only_legal_actions(actions):
     pytest.importorskip("sb3_contrib")
     sb3 = recipe("sb3")
-    model = sb3["train"]("fowlplay/chicken_v0", steps=256, n_steps=128, **SHORT)
+    model = sb3["train"]("fowlplay/chicken_v1", steps=256, n_steps=128, **SHORT)
     trained = len(actions.legal)
     assert trained >= 256 and all(actions.legal)
     assert actions.resets >= 5  # many whole games, not one long one
-    score = sb3["play_against_random"](model, "fowlplay/chicken_v0", games=4, **SHORT)
+    score = sb3["play_against_random"](model, "fowlplay/chicken_v1", games=4, **SHORT)
     assert len(actions.legal) > trained and all(actions.legal)
     assert -1.0 <= score <= 1.0
 
@@ -95,12 +95,12 @@ def test_tianshou_recipe_takes_only_legal_actions(actions, monkeypatch):
     monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
     pytest.importorskip("tianshou")
     tianshou = recipe("tianshou")
-    _, stats = tianshou["train"]("fowlplay/chicken_v0", steps=200, n_envs=2, **SHORT)
+    _, stats = tianshou["train"]("fowlplay/chicken_v1", steps=200, n_envs=2, **SHORT)
     assert stats.train_step >= 200 and stats.train_episode >= 5
     assert len(actions.legal) >= 200 + 64 * 2 and all(actions.legal)
     # Three players: two masked random seats beside the learner.
     before = len(actions.legal)
-    _, stats = tianshou["train"]("fowlplay/chicken_v0", steps=60, n_envs=1, num_players=3, **SHORT)
+    _, stats = tianshou["train"]("fowlplay/chicken_v1", steps=60, n_envs=1, num_players=3, **SHORT)
     assert stats.train_episode >= 1 and len(actions.legal) > before + 60 and all(actions.legal)
 
 
@@ -108,7 +108,7 @@ def test_the_action_log_catches_an_illegal_action(actions):
     # The log's own check, on a game that lets an illegal action through (forfeits instead of raising).
     from fowlplay import envs
 
-    env = envs.make("chicken_v0", illegal_action="lose")
+    env = envs.make("chicken_v1", illegal_action="lose")
     env.reset(seed=0)
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))  # the highest bid
     masked_out = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])

@@ -35,7 +35,7 @@ site = sys.argv[1]
 assert envs.__file__.startswith(site) and callable(envs.env) and hasattr(envs, "Env"), envs.__file__
 assert fowl_envs.__file__.startswith(site), fowl_envs.__file__
 assert importlib.metadata.version("envs") == "1.4"
-env = pettingzoo.make("aec", "fowlplay/chicken_v0", num_players=3)
+env = pettingzoo.make("aec", "fowlplay/chicken_v1", num_players=3)
 env.reset(seed=1)
 rng = np.random.default_rng(1)
 decisions = 0

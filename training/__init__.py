@@ -1,10 +1,10 @@
 """Self-play training of agents for every registered fowlplay game (MaskablePPO, PSRO-style
 MaskablePPO, or a masked DQN: the config's `trainer:`).
 
-    fowlplay-train --config configs/chicken_v0.yaml            # a run in runs/chicken_v0
-    fowlplay-train --config configs/chicken_v0.yaml --total-timesteps 50000 --out runs/quick --seed 1
-    fowlplay-train --resume runs/chicken_v0 --total-timesteps 400000   # continue (Ctrl-C saves first)
-    fowlplay-train --config configs/chicken_v0.yaml --set trainer=psro --out runs/chicken_psro
+    fowlplay-train --config configs/chicken_v1.yaml            # a run in runs/chicken_v1
+    fowlplay-train --config configs/chicken_v1.yaml --total-timesteps 50000 --out runs/quick --seed 1
+    fowlplay-train --resume runs/chicken_v1 --total-timesteps 400000   # continue (Ctrl-C saves first)
+    fowlplay-train --config configs/chicken_v1.yaml --set trainer=psro --out runs/chicken_psro
     fowlplay-train --list-keys                                  # every config key, default and meaning
 
 - `SelfPlayEnv` (selfplay.py): one seat of a game as a gymnasium env; opponents play inside it.

@@ -8,7 +8,7 @@ happens), so the figure shows how training fares on a machine that is doing some
 user's machine usually is. The wall-clock cap `max_minutes` is only a safety net; a run it cuts is
 reported (`cut: True`, and a warning on stderr).
 
-    python -m fowlplay.training.bench --games chicken_v0 murder_most_fowl_v0 --loads 0 2
+    python -m fowlplay.training.bench --games chicken_v1 murder_most_fowl_v0 --loads 0 2
 
 Compare two settings in the same command (`--set`, repeated rounds interleave them), not across
 commands: another program's load changes every figure.

@@ -449,7 +449,7 @@ def convert(path: str | Path) -> list[Path]:
 
 # ----- compatibility --------------------------------------------------------------------------
 def describe(game: str, options: dict[str, Any], observation_size: int, action_count: int) -> str:
-    """'chicken_v0 with 2 players, obs 27, actions 16'."""
+    """'chicken_v1 with 2 players, obs 27, actions 16'."""
     return f"{game} with {options.get('num_players', '?')} players, obs {observation_size}, actions {action_count}"
 
 

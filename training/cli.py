@@ -1,8 +1,8 @@
 """`fowlplay-train`: train a MaskablePPO agent for a game by self-play.
 
-fowlplay-train --config configs/chicken_v0.yaml
-fowlplay-train --config configs/chicken_v0.yaml --total-timesteps 50000 --out runs/quick
-fowlplay-train --resume runs/chicken_v0 --total-timesteps 400000
+fowlplay-train --config configs/chicken_v1.yaml
+fowlplay-train --config configs/chicken_v1.yaml --total-timesteps 50000 --out runs/quick
+fowlplay-train --resume runs/chicken_v1 --total-timesteps 400000
 fowlplay-train --convert runs/old_run        # add tensor-only weights to checkpoints of older versions
 fowlplay-train --list-keys
 

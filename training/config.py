@@ -142,7 +142,7 @@ class RLlibConfig:
 class TrainConfig:
     """Everything one training run needs; `configs/<game>.yaml` sets it, the CLI overrides it."""
 
-    game: Annotated[str, f"registered game to train on, one of {list(envs.ENV_NAMES)}"] = "chicken_v0"
+    game: Annotated[str, f"registered game to train on, one of {list(envs.ENV_NAMES)}"] = "chicken_v1"
     trainer: Annotated[
         str,
         f"training algorithm, one of {list(TRAINERS)}: MaskablePPO against the pool, PSRO-style "

@@ -67,7 +67,7 @@ class SelfPlayEnv(gym.Env):
 
     def __init__(
         self,
-        game: str = "chicken_v0",
+        game: str = "chicken_v1",
         env_options: dict[str, Any] | None = None,
         opponents: dict[str, float] | None = None,
         learner_seat: int | str = "random",

@@ -1,7 +1,7 @@
 """Action-mask testing toolkit: the fowlplay environment contract, for any PettingZoo AEC env.
 
     from fowlplay.envs.checks import check_aec_env
-    report = check_aec_env(my_env_fn, players=3)   # or "mypackage.myenv:env", or "chicken_v0"
+    report = check_aec_env(my_env_fn, players=3)   # or "mypackage.myenv:env", or "chicken_v1"
     print(report.table()); assert report.ok
 
 `check_policy` plays a policy and measures how often it picks, or puts probability on, masked-out

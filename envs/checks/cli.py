@@ -1,8 +1,8 @@
 """`fowlplay-check`: check an AEC environment's action-mask contract, or a policy's use of masks.
 
-    fowlplay-check chicken_v0
+    fowlplay-check chicken_v1
     fowlplay-check mypackage.myenv:env --players 3 --games 20 --json report.json
-    fowlplay-check chicken_v0 --policy mypackage.agents:my_policy
+    fowlplay-check chicken_v1 --policy mypackage.agents:my_policy
 
 Exit status: 0 when every check passes (skipped checks allowed), 1 when one fails, 2 for a usage error.
 """

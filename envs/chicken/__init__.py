@@ -1,7 +1,16 @@
-"""Chicken (`chicken_v0`): a press-your-luck bidding game for 2-4 players."""
+"""Chicken (`chicken_v1`): a press-your-luck bidding game for 2-4 players."""
 
 from fowlplay.envs.chicken.baseline import BaselineAgent
-from fowlplay.envs.chicken.env import env, raw_env
+from fowlplay.envs.chicken.env import env, env_v0, raw_env, raw_env_v0
 from fowlplay.envs.chicken.rules import PLAYER_COUNTS, ChickenGame, ChickenOptions
 
-__all__ = ["PLAYER_COUNTS", "BaselineAgent", "ChickenGame", "ChickenOptions", "env", "raw_env"]
+__all__ = [
+    "PLAYER_COUNTS",
+    "BaselineAgent",
+    "ChickenGame",
+    "ChickenOptions",
+    "env",
+    "env_v0",
+    "raw_env",
+    "raw_env_v0",
+]

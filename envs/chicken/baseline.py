@@ -45,7 +45,7 @@ def _feet_law(deck: int, feet_left: int, cards: int) -> tuple[float, ...]:
 
 
 class BaselineAgent(Agent):
-    """Expected-value bidder for `chicken_v0` that knows passing may bring the draw back."""
+    """Expected-value bidder for `chicken_v1` that knows passing may bring the draw back."""
 
     name = "baseline"
 

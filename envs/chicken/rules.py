@@ -16,6 +16,7 @@ import numpy as np
 from fowlplay.envs.core import (
     ActionLayout,
     Game,
+    check_cap_ending,
     check_int,
     check_player_count,
     check_reward_mode,
@@ -30,7 +31,7 @@ PLAYER_COUNTS = range(2, 5)
 
 @dataclass
 class ChickenOptions:
-    """Rule options of `chicken_v0`; every default is the documented game."""
+    """Rule options of `chicken_v1`; every default is the documented game."""
 
     num_players: int = 2
     #: Number cards run 1..max_value (house: 5).
@@ -45,14 +46,17 @@ class ChickenOptions:
     target: int = 50
     #: Bonus for holding exactly one foot when a round ends (seed: 10).
     foot_bonus: int = 10
-    #: Rounds played before the game is truncated (house: 100).
+    #: Rounds played before the cap ends the game (house: 100).
     max_rounds: int = 100
+    #: How the cap ends a game: "standings" (house: the highest score wins, ties share; terminated)
+    #: or "draw" (`chicken_v1`'s rule: every reward 0; truncated).
+    cap_ending: str = "standings"
     #: "win": +1 / -1/(n-1) terminal rewards; "score": zero-sum score differences / target.
     reward_mode: str = "win"
 
     def validate(self) -> None:
         """Raise ValueError on an impossible option."""
-        check_player_count(self.num_players, PLAYER_COUNTS, "chicken_v0")
+        check_player_count(self.num_players, PLAYER_COUNTS, "chicken_v1")
         check_int("max_value", self.max_value, 1, 20)
         check_int("copies_per_value", self.copies_per_value, 1)
         check_int("feet", self.feet, 0)
@@ -60,6 +64,7 @@ class ChickenOptions:
         check_int("target", self.target, 1)
         check_int("foot_bonus", self.foot_bonus, 0)
         check_int("max_rounds", self.max_rounds, 1)
+        check_cap_ending(self.cap_ending)
         check_reward_mode(self.reward_mode)
 
     @property
@@ -138,6 +143,7 @@ class ChickenGame(Game):
         self._log: list[tuple[Callable[..., str], tuple]] = []
         self._terminal = False
         self._truncated = False
+        self._capped = False
         self._start_round(starter=0)
 
     @classmethod
@@ -209,8 +215,12 @@ class ChickenGame(Game):
         top = max(self.scores)
         if top >= opts.target and self.scores.count(top) == 1:  # one leader (`best_players`, inlined)
             self._terminal = True
-        elif self.round >= opts.max_rounds:
-            self._truncated = True
+        elif self.round >= opts.max_rounds:  # house: the cap ends the game by the standings (or a draw)
+            self._capped = True
+            if opts.cap_ending == "standings":
+                self._terminal = True
+            else:
+                self._truncated = True
         if self.over:
             self._gather_and_shuffle()
             return
@@ -337,7 +347,7 @@ class ChickenGame(Game):
         if self.round > 1 or self.over:
             lines.append(f"  last tally: {self.last_tally}")
         if self.over:
-            lines.append("  game over" + (" (truncated)" if self._truncated else ""))
+            lines.append("  game over" + (f" (round cap: {self.options.cap_ending})" if self._capped else ""))
         if self.log:
             lines.append("  last: " + "; ".join(self.log))
         return "\n".join(lines)

@@ -5,7 +5,13 @@ from fowlplay.envs.core.env import CardGameEnv
 from fowlplay.envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
 from fowlplay.envs.core.game import Game
 from fowlplay.envs.core.observer import Observer, Piece
-from fowlplay.envs.core.options import build_options, check_int, check_player_count, check_reward_mode
+from fowlplay.envs.core.options import (
+    build_options,
+    check_cap_ending,
+    check_int,
+    check_player_count,
+    check_reward_mode,
+)
 from fowlplay.envs.core.rewards import best_players, final_rewards, score_rewards, win_rewards
 
 __all__ = [
@@ -20,6 +26,7 @@ __all__ = [
     "UnknownAgentError",
     "best_players",
     "build_options",
+    "check_cap_ending",
     "check_int",
     "check_player_count",
     "check_reward_mode",

@@ -45,7 +45,7 @@ class CardGameEnv(AECEnv):
     observer_cls: ClassVar[type[Observer]]
 
     def __init_subclass__(cls, name: str | None = None, **kwargs: Any) -> None:
-        """`class raw_env(CardGameEnv, name="chicken_v0")` sets the metadata PettingZoo reads."""
+        """`class raw_env(CardGameEnv, name="chicken_v1")` sets the metadata PettingZoo reads."""
         super().__init_subclass__(**kwargs)
         if name is not None:
             # Its own dict and list: wrappers append to `render_modes` and must not touch other games.
@@ -367,3 +367,25 @@ class CardGameEnv(AECEnv):
 
     def close(self) -> None:
         """Nothing to release; defined because `render` is."""
+
+
+def deprecated_version(current: type[CardGameEnv], old_name: str, old_options: dict[str, Any]) -> type:
+    """The AEC class of an older version of a game: `current` with the old rule options as defaults,
+    warning at each construction that the name is deprecated (PettingZoo: a rules change is a new
+    version; here the old name keeps its old rules)."""
+    new_name = current.metadata["name"]
+    changed = ", ".join(f"{key}={value!r}" for key, value in old_options.items())
+
+    class raw_env(current, name=old_name):  # noqa: N801 - PettingZoo's naming convention
+        __doc__ = f"Deprecated: `{new_name}` with {changed}."
+
+        def __init__(self, **kwargs: Any) -> None:
+            warnings.warn(
+                f"{old_name} is deprecated: use {new_name}. {old_name} is {new_name} with {changed}",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            super().__init__(**{**old_options, **kwargs})
+
+    raw_env.__module__ = current.__module__
+    return raw_env

@@ -39,6 +39,18 @@ def check_reward_mode(reward_mode: Any) -> None:
         raise ValueError(f"reward_mode must be 'win' or 'score'; got {reward_mode!r}")
 
 
+#: How a game cut off by its cap ends: by the standings it has ("standings", the default from the
+#: `_v1` envs on: the leader wins, so stalling cannot turn a loss into a draw) or as a draw for
+#: everyone, truncated ("draw", the `_v0` envs' rule).
+CAP_ENDINGS = ("standings", "draw")
+
+
+def check_cap_ending(cap_ending: Any) -> None:
+    """Raise a ValueError unless `cap_ending` is one of `CAP_ENDINGS`."""
+    if cap_ending not in CAP_ENDINGS:
+        raise ValueError(f"cap_ending must be 'standings' or 'draw'; got {cap_ending!r}")
+
+
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
     """Raise a ValueError unless `value` is an int in [low, high]."""
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low

@@ -20,7 +20,7 @@ _FIT_WEIGHT = 2.0
 
 
 class BaselineAgent(Agent):
-    """Greedy pile-builder for `murder_she_crows_v0`."""
+    """Greedy pile-builder for `murder_she_crows_v1`."""
 
     name = "baseline"
 

@@ -21,6 +21,7 @@ import numpy as np
 from fowlplay.envs.core import (
     ActionLayout,
     Game,
+    check_cap_ending,
     check_int,
     check_player_count,
     check_reward_mode,
@@ -63,7 +64,7 @@ _Decision = SimpleNamespace(**Decision.__members__)
 
 @dataclass
 class CrowsOptions:
-    """Rule options of `murder_she_crows_v0`; every default is the documented game."""
+    """Rule options of `murder_she_crows_v1`; every default is the documented game."""
 
     num_players: int = 2
     #: Card values run 1..max_value; a card's prestige is its value (house: 6).
@@ -81,16 +82,19 @@ class CrowsOptions:
     #: Piles a player may discard in one turn (house: 1). Without a limit a player could empty a pile
     #: before every reveal, so that every card fits, and never end their turn.
     pile_discards_per_turn: int = 1
-    #: Turns played before the game is truncated (house: 200).
+    #: Turns played before the cap ends the game (house: 200).
     max_turns: int = 200
-    #: Decisions before the game is truncated; a safety net against endless turns (house: 20000).
+    #: Decisions before the cap ends the game; a safety net against endless turns (house: 20000).
     max_decisions: int = 20_000
+    #: How a cap ends a game: "standings" (house: the furthest track wins, ties share; terminated)
+    #: or "draw" (`murder_she_crows_v1`'s rule: every reward 0; truncated).
+    cap_ending: str = "standings"
     #: "win": +1 / -1/(n-1) terminal rewards; "score": zero-sum track differences / track_length.
     reward_mode: str = "win"
 
     def validate(self) -> None:
         """Raise ValueError on an impossible option."""
-        check_player_count(self.num_players, PLAYER_COUNTS, "murder_she_crows_v0")
+        check_player_count(self.num_players, PLAYER_COUNTS, "murder_she_crows_v1")
         check_int("max_value", self.max_value, 2, 20)
         check_int("copies_per_value", self.copies_per_value, 1)
         check_int("min_murder", self.min_murder, 1)
@@ -99,6 +103,7 @@ class CrowsOptions:
         check_int("pile_discards_per_turn", self.pile_discards_per_turn, 0)
         check_int("max_turns", self.max_turns, 1)
         check_int("max_decisions", self.max_decisions, 1)
+        check_cap_ending(self.cap_ending)
         spaces = tuple(self.coin_spaces)
         if any(not isinstance(c, int) or not 0 < c <= self.track_length for c in spaces) or len(
             set(spaces)
@@ -177,8 +182,8 @@ def coins_passed(old: int, new: int, coin_spaces: tuple[int, ...]) -> int:
 # ----- log lines: what `CrowsGame.log` writes from each recorded event's values ----------------------
 _SHUFFLED = "discard pile shuffled into a new deck of {}".format
 _GAME_OVER = "game over: track {}".format
-_TRUNCATED_TURNS = "truncated after {} turns".format
-_TRUNCATED_DECISIONS = "truncated after {} decisions".format
+_TRUNCATED_TURNS = "turn cap reached after {} turns".format
+_TRUNCATED_DECISIONS = "decision cap reached after {} decisions".format
 _KEEPS = "player_{} keeps {} in {}".format
 _REVEALS = "player_{} reveals {}".format
 _STOPS = "player_{} stops".format
@@ -277,6 +282,7 @@ class CrowsGame(Game):
         self._log: list[tuple[Callable[..., str], tuple]] = []
         self._terminal = False
         self._truncated = False
+        self._capped = False
 
     @classmethod
     def action_layout(cls, options: CrowsOptions) -> ActionLayout:
@@ -365,7 +371,7 @@ class CrowsGame(Game):
             self._terminal = True  # the round that reached the end of the track is complete
             self._log.append((_GAME_OVER, (list(self.track),)))
         elif self.turns >= self.options.max_turns:
-            self._truncated = True
+            self._cap()
             self._log.append((_TRUNCATED_TURNS, (self.turns,)))
         else:
             self._start_turn(nxt)
@@ -543,8 +549,16 @@ class CrowsGame(Game):
         handler(self, block, index)
         self.decisions += 1
         if not (self._terminal or self._truncated) and self.decisions >= self.options.max_decisions:
-            self._truncated = True
+            self._cap()
             self._log.append((_TRUNCATED_DECISIONS, (self.decisions,)))
+
+    def _cap(self) -> None:
+        """House: a cap ends the game by the track as it stands, or (`cap_ending="draw"`) truncates it."""
+        self._capped = True
+        if self.options.cap_ending == "standings":
+            self._terminal = True
+        else:
+            self._truncated = True
 
     def returns(self) -> list[float]:
         """Zero-sum rewards: the win reward, or track differences in 'score' mode; 0 on truncation."""
@@ -671,7 +685,7 @@ class CrowsGame(Game):
             if self.coins:
                 lines.append(f"  coins to use: {self.coins}")
         else:
-            lines.append("  game over" + (" (truncated)" if self._truncated and not self._terminal else ""))
+            lines.append("  game over" + (f" (cap: {self.options.cap_ending})" if self._capped else ""))
         lines.append("  (* = provisional)")
         if self.log:
             lines.append("  last: " + "; ".join(self.log))

@@ -20,7 +20,7 @@ from fowlplay import envs
 
 GOLDEN = Path(__file__).resolve().parent / "baseline_golden.json"
 #: Seeded games per game and player count (a few seconds in all).
-GAMES = {"chicken_v0": 10, "murder_she_crows_v0": 10, "murder_most_fowl_v0": 6, "murray_frog_v0": 10}
+GAMES = {"chicken_v1": 10, "murder_she_crows_v1": 10, "murder_most_fowl_v0": 6, "murray_frog_v0": 10}
 CASES = [(name, n) for name in envs.ENV_NAMES for n in envs.player_counts(name)]
 
 

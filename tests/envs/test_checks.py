@@ -170,7 +170,7 @@ def test_bad_targets_and_budgets_are_clear_errors():
     with pytest.raises(TargetError, match="no attribute"):
         check_aec_env(f"{BROKEN}:no_such_factory")
     with pytest.raises(TargetError, match="num_players"):
-        check_aec_env("chicken_v0", players=9)
+        check_aec_env("chicken_v1", players=9)
     with pytest.raises(ValueError, match="games"):
         check_aec_env(f"{BROKEN}:toy", games=0)
     with pytest.raises(ValueError, match="unknown checks"):
@@ -181,21 +181,21 @@ def test_bad_targets_and_budgets_are_clear_errors():
 
 
 def test_an_unmasked_policy_shows_violations_and_masked_ones_none():
-    bad = check_policy("chicken_v0", f"{BROKEN}:unmasked_policy", decisions=300)
+    bad = check_policy("chicken_v1", f"{BROKEN}:unmasked_policy", decisions=300)
     assert bad.violations > 0 and not bad.ok
     assert {"seed", "step", "agent", "action", "legal"} <= set(bad.first_violation)
     assert bad.first_violation["action"] not in bad.first_violation["legal"]
-    good = check_policy("chicken_v0", f"{BROKEN}:masked_policy", decisions=300)
+    good = check_policy("chicken_v1", f"{BROKEN}:masked_policy", decisions=300)
     assert good.violations == 0 and good.ok and good.decisions == 300
     for spec in ("random", "baseline"):
-        report = check_policy("chicken_v0", spec, decisions=300, players=3)
+        report = check_policy("chicken_v1", spec, decisions=300, players=3)
         assert report.ok and report.violations == 0 and not report.probabilities
 
 
 def test_probability_on_masked_out_actions_is_measured():
-    leaky = check_policy("murder_she_crows_v0", f"{BROKEN}:uniform_probabilities", decisions=200)
+    leaky = check_policy("murder_she_crows_v1", f"{BROKEN}:uniform_probabilities", decisions=200)
     assert leaky.probabilities and leaky.masked_probability_mean > 0.1 and not leaky.ok
-    tight = check_policy("murder_she_crows_v0", f"{BROKEN}:masked_probabilities", decisions=200)
+    tight = check_policy("murder_she_crows_v1", f"{BROKEN}:masked_probabilities", decisions=200)
     assert tight.probabilities and tight.masked_probability_max == 0.0 and tight.violations == 0 and tight.ok
 
 
@@ -212,11 +212,11 @@ def test_a_checkpoint_policy_respects_its_mask(tmp_path):
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)
-    metadata = make_metadata(envs.make("chicken_v0"), {"note": "test"}, seed=0, timesteps=0, kind="final")
+    metadata = make_metadata(envs.make("chicken_v1"), {"note": "test"}, seed=0, timesteps=0, kind="final")
     save_checkpoint(model, tmp_path / "run" / "final", metadata)
-    report = check_policy("chicken_v0", f"ckpt:{tmp_path / 'run'}", decisions=200)
+    report = check_policy("chicken_v1", f"ckpt:{tmp_path / 'run'}", decisions=200)
     assert report.probabilities and report.ok and report.violations == 0
     assert report.masked_probability_max == 0.0
 
@@ -250,9 +250,9 @@ def test_cli_exit_codes(tmp_path):
 
 
 def test_cli_policy_mode_and_its_usage_errors():
-    bad = _cli("chicken_v0", "--policy", f"{BROKEN}:unmasked_policy", "--decisions", "200")
+    bad = _cli("chicken_v1", "--policy", f"{BROKEN}:unmasked_policy", "--decisions", "200")
     assert bad.returncode == 1 and "masked-out actions chosen" in bad.stdout
-    wrong = _cli("chicken_v0", "--policy", "nonsense")
+    wrong = _cli("chicken_v1", "--policy", "nonsense")
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "MODULE:CALLABLE" in wrong.stderr
 
 

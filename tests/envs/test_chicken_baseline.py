@@ -26,7 +26,7 @@ def play(env, agents, seed: int) -> None:
 def test_games_between_baselines_end_before_the_round_cap(n):
     # Before the baseline valued passing, 7 of these 40 two-player games hit the 100-round cap
     # (and 9 of seeds 1000-1039, at scores like -440 / -875).
-    env = envs.make("chicken_v0", num_players=n)
+    env = envs.make("chicken_v1", num_players=n)
     baseline = BaselineAgent(env.options)
     truncated = 0
     for seed in range(40):
@@ -43,7 +43,7 @@ def test_the_opening_bidding_war_stops_where_waiting_is_worth_more(n, bids):
     """At a round's start the best draw is 5 cards (+13.5 expected). A baseline raises only while
     the raise beats the value of passing: the chance the drawer does not bust x 13.5 / (n - 1).
     (The old rule raised while the gain stayed positive: up to 11 cards, +0.7.)"""
-    env = envs.make("chicken_v0", num_players=n)
+    env = envs.make("chicken_v1", num_players=n)
     env.reset(seed=0)
     baseline = BaselineAgent(env.options)
     made = []
@@ -63,7 +63,7 @@ def test_feet_law_is_the_hypergeometric_law():
 
 def test_baseline_beats_uniform_random_clearly():
     wins = games = 0
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     for seed in range(100):
         for seat in (0, 1):
             agents = [RandomAgent(seed), RandomAgent(seed)]

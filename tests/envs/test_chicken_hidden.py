@@ -24,7 +24,7 @@ from tests.envs import tiny_variants
 from tests.envs.test_chicken_rules import stacked
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 
-NAME = "chicken_v0"
+NAME = "chicken_v1"
 PASS = 0
 F = FOOT
 #: A wrong sampler's p-value falls far below this, a right one's stays far above (seeds are fixed).
@@ -37,11 +37,11 @@ def make_tiny():
 
 def played(seed: int, steps: int, viewer: str):
     """The tiny env after `steps` masked random actions of game `seed`, and what `viewer` saw."""
-    return tiny_variants.played("chicken_v0", seed, steps, viewer)
+    return tiny_variants.played("chicken_v1", seed, steps, viewer)
 
 
 def posterior(history, tries: int = 20_000):
-    return tiny_variants.posterior("chicken_v0", history, tries)
+    return tiny_variants.posterior("chicken_v1", history, tries)
 
 
 # ----- broken twins: each ignores one public fact --------------------------------------------

@@ -14,7 +14,7 @@ from fowlplay.envs.core.testing import apply_script
 
 from tests.envs.test_chicken_rules import stacked
 
-NAME = "chicken_v0"
+NAME = "chicken_v1"
 PASS = 0
 F = FOOT
 

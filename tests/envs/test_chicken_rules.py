@@ -14,7 +14,7 @@ F = FOOT
 
 def table(num_players=2, deck=None, scores=None, **options):
     """A fresh env whose deck is stacked top-first with `deck`."""
-    env = envs.make("chicken_v0", num_players=num_players, **options)
+    env = envs.make("chicken_v1", num_players=num_players, **options)
     env.reset(seed=0)
     if deck is not None:
         stack(env.game, deck)
@@ -29,7 +29,7 @@ def stack(game: ChickenGame, top_first: list[int]) -> None:
 
 def stacked(num_players: int, top_first: list[int], **options):
     """A fresh env with the full deck, `top_first` moved to its top (the rest stays shuffled)."""
-    env = envs.make("chicken_v0", num_players=num_players, **options)
+    env = envs.make("chicken_v1", num_players=num_players, **options)
     env.reset(seed=0)
     rest = list(env.game.deck)
     for card in top_first:
@@ -156,12 +156,41 @@ def test_negative_scores_are_allowed():
     assert env.game.scores == [-10, 0]
 
 
-def test_the_round_cap_truncates_with_zero_rewards():
+def test_the_round_cap_ends_the_game_by_the_standings():
+    # House (chicken_v1): player_0 busts to -1 in the only round, so player_1 leads 0 to -1 and wins.
     env = table(2, deck=[1, F, F], max_rounds=1)
+    apply_script(env, [3, PASS])
+    assert env.game.terminal and not env.game.truncated
+    assert env.terminations == {"player_0": True, "player_1": True}
+    assert env.truncations == {"player_0": False, "player_1": False}
+    assert env.rewards == {"player_0": -1.0, "player_1": 1.0}
+    assert "round cap: standings" in env.game.render()
+
+
+def test_a_tie_at_the_round_cap_is_shared():
+    env = table(3, deck=[1, F, F], scores=[5, 5, 2], max_rounds=1)
+    apply_script(env, [3, PASS, PASS])  # player_0 busts: 4, 5, 2
+    assert env.game.scores == [4, 5, 2]
+    assert env.rewards == {"player_0": -0.5, "player_1": 1.0, "player_2": -0.5}
+
+
+def test_cap_ending_draw_truncates_with_zero_rewards_as_chicken_v0_did():
+    env = table(2, deck=[1, F, F], max_rounds=1, cap_ending="draw")
     apply_script(env, [3, PASS])
     assert env.game.truncated and not env.game.terminal
     assert env.truncations == {"player_0": True, "player_1": True}
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0}
+
+
+def test_chicken_v0_is_the_old_rule_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="chicken_v0 is deprecated: use chicken_v1"):
+        env = envs.make("chicken_v0")
+    assert env.metadata["name"] == "chicken_v0" and env.options.cap_ending == "draw"
+
+
+def test_a_bad_cap_ending_is_refused():
+    with pytest.raises(ValueError, match="cap_ending must be 'standings' or 'draw'; got 'tie'"):
+        envs.make("chicken_v1", cap_ending="tie")
 
 
 def test_an_illegal_bid_is_refused_and_the_table_is_unchanged():
@@ -191,11 +220,11 @@ def test_other_players_numbers_are_face_down_but_counts_and_feet_are_public():
 
 def test_bad_options_say_what_is_allowed():
     with pytest.raises(ValueError, match="2-4 players"):
-        envs.make("chicken_v0", num_players=5)
+        envs.make("chicken_v1", num_players=5)
     with pytest.raises(ValueError, match="reward_mode"):
-        envs.make("chicken_v0", reward_mode="points")
+        envs.make("chicken_v1", reward_mode="points")
     with pytest.raises(ValueError, match="bid_cap"):
-        envs.make("chicken_v0", bid_cap=0)
+        envs.make("chicken_v1", bid_cap=0)
 
 
 def test_score_reward_mode_is_zero_sum():

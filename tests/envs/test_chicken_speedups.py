@@ -15,7 +15,7 @@ from fowlplay.envs.core.testing import random_legal
 from tests.envs.incremental_encode import encode_mismatches as shared_encode_mismatches
 from tests.envs.lazy_log import log_changes
 
-NAME = "chicken_v0"
+NAME = "chicken_v1"
 COUNTS = list(envs.player_counts(NAME))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fowlplay import envs
-from fowlplay.envs import murder_she_crows_v0
+from fowlplay.envs import murder_she_crows_v1
 from fowlplay.envs.core.cards import shuffled
 from fowlplay.envs.core.testing import (
     compare_worlds,
@@ -24,7 +24,7 @@ from fowlplay.envs.crows.rules import Decision
 from tests.envs import tiny_variants
 from tests.envs.tiny_variants import TINY, TINY_PLAYERS
 
-NAME = "murder_she_crows_v0"
+NAME = "murder_she_crows_v1"
 #: A wrong sampler's p-value falls far below this, a right one's stays far above (seeds are fixed).
 ALPHA = 1e-4
 
@@ -35,11 +35,11 @@ def make_tiny():
 
 def played(seed: int, steps: int, viewer: str = "player_0"):
     """The tiny env after `steps` masked random actions of game `seed`, and what `viewer` saw."""
-    return tiny_variants.played("murder_she_crows_v0", seed, steps, viewer)
+    return tiny_variants.played("murder_she_crows_v1", seed, steps, viewer)
 
 
 def posterior(history, tries: int = 20_000):
-    return tiny_variants.posterior("murder_she_crows_v0", history, tries)
+    return tiny_variants.posterior("murder_she_crows_v1", history, tries)
 
 
 # ----- re-deals ----------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def test_a_state_that_remembers_which_opening_card_was_on_top_fails_the_posterio
 
 
 def test_a_redeal_keeps_every_public_fact_and_reshuffles_only_the_deck():
-    env = murder_she_crows_v0.env(num_players=3)
+    env = murder_she_crows_v1.env(num_players=3)
     agent = BaselineAgent(env.options)
     env.reset(seed=5)
     for _ in range(150):  # deep enough for the deck to have been reshuffled
@@ -215,7 +215,7 @@ def test_the_observation_alone_rebuilds_the_public_state(num_players):
     # So an agent without memory misses nothing it may know. The rest of the state is the deck's
     # order, the claimers (rebuilt here from the rule) and counters of no consequence.
     options = CrowsOptions(num_players=num_players, pile_discards_per_turn=2, max_turns=60)
-    env = murder_she_crows_v0.env(**vars(options))
+    env = murder_she_crows_v1.env(**vars(options))
     baseline = BaselineAgent(env.options)
     rng = np.random.default_rng(0)
     kinds = set()

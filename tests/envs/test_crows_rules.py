@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fowlplay.envs import murder_she_crows_v0
+from fowlplay import envs
+from fowlplay.envs import murder_she_crows_v1
+from fowlplay.envs.core import best_players, win_rewards
 from fowlplay.envs.core.agents import RandomAgent
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import BaselineAgent, CrowsGame, CrowsOptions
@@ -19,7 +21,7 @@ def game_with(n=2, deck=(), **table) -> CrowsGame:
 
 def env_with(n=2, deck=(), **table):
     """An AEC env playing a stacked game (swapped in right after reset)."""
-    env = murder_she_crows_v0.env(num_players=n)
+    env = murder_she_crows_v1.env(num_players=n)
     env.reset(seed=0)
     env.game = CrowsGame.stacked(env.options, list(deck), rng=env.game.rng, **table)
     env._mask = None
@@ -437,8 +439,8 @@ def test_reaching_the_end_in_the_last_turn_of_a_round_ends_the_game_at_once():
     assert env.rewards == {"player_0": -1.0, "player_1": 1.0}
 
 
-def test_the_turn_cap_truncates_with_zero_rewards():
-    env = murder_she_crows_v0.env(max_turns=3)
+def _play_to_the_cap(env):
+    """Stop at once every turn (else the first legal action) until the game ends; each seat's ending."""
     env.reset(seed=0)
     stop = env.game.layout["stop"].start
     endings = {}
@@ -450,13 +452,32 @@ def test_the_turn_cap_truncates_with_zero_rewards():
             continue
         mask = obs["action_mask"]
         env.step(stop if mask[stop] else int(np.argmax(mask)))
+    return endings
+
+
+def test_the_turn_cap_ends_the_game_by_the_track():
+    env = murder_she_crows_v1.env(max_turns=3)
+    endings = _play_to_the_cap(env)
+    assert env.game.terminal and not env.game.truncated and env.game.turns == 3
+    track = env.game.track
+    expected = win_rewards(best_players(track), 2)
+    assert endings == {f"player_{p}": (expected[p], True, False) for p in range(2)}
+    assert "cap: standings" in env.game.render()
+
+
+def test_cap_ending_draw_truncates_with_zero_rewards_as_v0_did():
+    env = murder_she_crows_v1.env(max_turns=3, cap_ending="draw")
+    endings = _play_to_the_cap(env)
     assert env.game.truncated and env.game.turns == 3
     assert endings == {"player_0": (0.0, False, True), "player_1": (0.0, False, True)}
+    with pytest.warns(DeprecationWarning, match="murder_she_crows_v0 is deprecated"):
+        old = envs.make("murder_she_crows_v0", max_turns=3)
+    assert old.options.cap_ending == "draw"
 
 
 # ----- the baseline ----------------------------------------------------------------------------------
 def _baseline_results(num_players: int, games: int) -> list[float]:
-    env = murder_she_crows_v0.env(num_players=num_players)
+    env = murder_she_crows_v1.env(num_players=num_players)
     baseline = BaselineAgent(env.options)
     results = []
     for g in range(games):
@@ -515,7 +536,7 @@ def _full(opts: CrowsOptions) -> list[int]:
 
 @pytest.mark.parametrize("num_players", [2, 5])
 def test_cards_are_conserved_through_random_and_baseline_games(num_players):
-    env = murder_she_crows_v0.env(num_players=num_players)
+    env = murder_she_crows_v1.env(num_players=num_players)
     baseline = BaselineAgent(env.options)
     for g in range(6):
         random_agent = RandomAgent(seed=g)

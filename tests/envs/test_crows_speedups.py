@@ -13,7 +13,7 @@ from fowlplay.envs.crows.rules import CrowsGame
 from tests.envs.incremental_encode import encode_mismatches as shared_encode_mismatches
 from tests.envs.lazy_log import log_changes
 
-NAME = "murder_she_crows_v0"
+NAME = "murder_she_crows_v1"
 COUNTS = list(envs.player_counts(NAME))
 
 

@@ -679,7 +679,7 @@ def test_potential_is_the_lead_over_the_best_other_player_who_can_win():
     assert g.murdered[1]  # player_1 no longer counts against the others, and is out
     assert g.potential(0) == pytest.approx(4 / 20) and g.potential(2) == pytest.approx(-4 / 20)
     assert g.potential(1) == -1.0
-    assert env.unwrapped.has_potential() and not envs.make("chicken_v0").unwrapped.has_potential()
+    assert env.unwrapped.has_potential() and not envs.make("chicken_v1").unwrapped.has_potential()
 
 
 def test_render_draws_every_grid():

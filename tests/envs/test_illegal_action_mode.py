@@ -62,7 +62,7 @@ def test_raise_stays_the_default(name):
 
 def test_unknown_mode_is_refused_naming_the_modes():
     with pytest.raises(ValueError, match=r"illegal_action='forfeit'.*\['raise', 'lose'\]"):
-        envs.make("chicken_v0", illegal_action="forfeit")
+        envs.make("chicken_v1", illegal_action="forfeit")
 
 
 def test_each_game_class_owns_its_metadata():

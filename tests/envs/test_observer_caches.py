@@ -86,7 +86,7 @@ def test_a_dense_piece_must_be_written_whole():
 
 #: The modules of the incremental encoders (and of Crows, whose pile counts are cached).
 INCREMENTAL = {"murder_most_fowl_v0": "fowl", "murray_frog_v0": "murray"}
-CACHED_COPIES = {**INCREMENTAL, "murder_she_crows_v0": "crows"}
+CACHED_COPIES = {**INCREMENTAL, "murder_she_crows_v1": "crows"}
 
 
 def _aliasing_list(value=()):
@@ -147,10 +147,10 @@ def test_a_cache_that_never_rebuilds_a_piece_is_caught(name, monkeypatch):
 @pytest.mark.parametrize(
     ("name", "options"),
     [
-        ("chicken_v0", {}),
-        ("chicken_v0", {"copies_per_value": 7, "num_players": 3}),
-        ("murder_she_crows_v0", {}),
-        ("murder_she_crows_v0", {"copies_per_value": 7, "num_players": 3}),
+        ("chicken_v1", {}),
+        ("chicken_v1", {"copies_per_value": 7, "num_players": 3}),
+        ("murder_she_crows_v1", {}),
+        ("murder_she_crows_v1", {"copies_per_value": 7, "num_players": 3}),
     ],
 )
 def test_memoryview_parts_write_what_numpy_views_write(name, options):
@@ -180,7 +180,7 @@ def test_memoryview_parts_write_what_numpy_views_write(name, options):
 def test_repeated_float_sums_stay_on_numpy_views():
     """Three cards of one value open to claims, 7 copies a value: the sum of 1/7 three times is
     the float32 sum it always was (a memoryview would add in float64 and round once)."""
-    env = envs.make("murder_she_crows_v0", copies_per_value=7)
+    env = envs.make("murder_she_crows_v1", copies_per_value=7)
     env.reset(seed=0)
     env.game.available = [2, 2, 2]
     cls = type(env.observer)

@@ -38,12 +38,12 @@ def test_every_game_is_registered_and_made_by_pettingzoo(name):
 
 
 def test_every_spelling_pettingzoo_accepts_gives_the_game():
-    for spelling in ("fowlplay/chicken_v0", "fowlplay/chicken-v0", "fowlplay/chicken"):
-        assert pettingzoo.make("aec", spelling).metadata["name"] == "chicken_v0"
+    for spelling in ("fowlplay/chicken_v1", "fowlplay/chicken-v0", "fowlplay/chicken"):
+        assert pettingzoo.make("aec", spelling).metadata["name"] == "chicken_v1"
     with pytest.raises(pettingzoo.env_registry.exceptions.NameNotFound):
         pettingzoo.make("aec", "fowlplay/no_such_game_v0")
     with pytest.raises(ValueError, match="max_cycles"):
-        pettingzoo.make("aec", "fowlplay/chicken_v0", max_cycles=10)  # not an option of ours: refused
+        pettingzoo.make("aec", "fowlplay/chicken_v1", max_cycles=10)  # not an option of ours: refused
 
 
 def test_importing_the_package_registers_without_importing_a_game():

@@ -12,13 +12,13 @@ TINY: dict[str, dict] = {
     # Five cards (1 2 3 and two feet, 60 orders), three players: bids of up to 3 cards, so a round
     # has a few draws, can end with a second foot, and the viewer guesses which numbers the others
     # hold face down and the deck's order. Target 4 and 3 rounds keep a random game to ~15 decisions.
-    "chicken_v0": dict(
+    "chicken_v1": dict(
         max_value=3, copies_per_value=1, feet=2, bid_cap=3, target=4, foot_bonus=1, max_rounds=3
     ),
     # Eight cards (1 1 1 1 2 2 2 2): the deck runs out within a few turns and the face-up discard
     # pile is reshuffled into a new one; two values keep the histories common enough to sample.
     # Murders of 2 cards and a 3-space track with a coin on 2; three turns at most.
-    "murder_she_crows_v0": dict(
+    "murder_she_crows_v1": dict(
         max_value=2, copies_per_value=4, min_murder=2, track_length=3, coin_spaces=(2,), max_turns=3
     ),
     # 9 cards: Birbles 1-4, four Blocking wiles and the Murder, 3x3 grids, routes of 2 score.
@@ -55,8 +55,8 @@ SUPPORT_ONLY: dict[str, dict] = {
     ),
 }
 TINY_PLAYERS: dict[str, int] = {
-    "chicken_v0": 3,
-    "murder_she_crows_v0": 2,
+    "chicken_v1": 3,
+    "murder_she_crows_v1": 2,
     "murder_most_fowl_v0": 2,
     "murray_frog_v0": 3,
 }

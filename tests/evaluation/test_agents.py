@@ -23,7 +23,7 @@ def test_builtin_specs_and_labels():
 
 
 def test_builtin_agents_play_legal_actions():
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
     for text in ("random", "baseline"):
@@ -49,9 +49,9 @@ def checkpoint(tmp_path_factory):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     run = tmp_path_factory.mktemp("runs") / "tiny"
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)
-    metadata = make_metadata(envs.make("chicken_v0"), {"note": "test"}, seed=0, timesteps=0, kind="final")
+    metadata = make_metadata(envs.make("chicken_v1"), {"note": "test"}, seed=0, timesteps=0, kind="final")
     save_checkpoint(model, run / "final", metadata)
     return run
 
@@ -64,7 +64,7 @@ def test_checkpoint_specs_resolve_and_label(checkpoint):
 
 
 def test_checkpoint_agent_plays_legal_actions_and_deterministic_is_greedy(checkpoint):
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=2)
     obs = env.observe(env.agent_selection)
     greedy = make_agent(f"ckpt-det:{checkpoint}", env, seed=0)
@@ -78,19 +78,19 @@ def test_checkpoint_agent_plays_legal_actions_and_deterministic_is_greedy(checkp
 @pytest.mark.parametrize(
     ("game", "players", "expected"),
     [
-        ("chicken_v0", 3, "chicken_v0 with 3 players"),
-        ("murder_she_crows_v0", 2, "this game is murder_she_crows_v0"),
+        ("chicken_v1", 3, "chicken_v1 with 3 players"),
+        ("murder_she_crows_v1", 2, "this game is murder_she_crows_v1"),
     ],
 )
 def test_checkpoint_for_another_game_or_player_count_is_refused(checkpoint, game, players, expected):
     env = envs.make(game, num_players=players)
-    with pytest.raises(AgentSpecError, match="is for chicken_v0 with 2 players") as err:
+    with pytest.raises(AgentSpecError, match="is for chicken_v1 with 2 players") as err:
         make_agent(str(checkpoint), env)
     assert expected in str(err.value)
 
 
 def test_checkpoint_against_baseline_is_reproducible_across_workers(checkpoint, tmp_path):
-    cfg = EvalConfig("chicken_v0", tuple(parse_specs([f"ppo={checkpoint}", "baseline"])), 2, 2, seed=1)
+    cfg = EvalConfig("chicken_v1", tuple(parse_specs([f"ppo={checkpoint}", "baseline"])), 2, 2, seed=1)
     one = evaluate(cfg, tmp_path / "one", workers=1, progress=False, bootstrap=20)
     two = evaluate(cfg, tmp_path / "two", workers=2, progress=False, bootstrap=20)
     assert one["pairwise"] == two["pairwise"]

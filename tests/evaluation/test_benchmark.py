@@ -89,7 +89,7 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
             "0.05",
             "--no-reference",
             "--games",
-            "chicken_v0",
+            "chicken_v1",
             "--training",
             "--training-decisions",
             "256",
@@ -111,7 +111,7 @@ def test_figures_can_be_timed_on_cpu_time_for_a_busy_machine(tmp_path, capsys):
     from fowlplay.evaluation import benchmark
 
     out = tmp_path / "bench.json"
-    argv = ["--seconds", "0.05", "--no-reference", "--games", "chicken_v0", "--clock", "cpu"]
+    argv = ["--seconds", "0.05", "--no-reference", "--games", "chicken_v1", "--clock", "cpu"]
     try:
         assert benchmark.main([*argv, "--json", str(out)]) == 0
     finally:
@@ -129,7 +129,7 @@ def test_rounds_keep_each_rows_fastest_figure_and_rate_against_the_fastest_ancho
     # Scripted re-measurements: the anchor's second round is its fastest, the game's third.
     again = {
         "pettingzoo:leduc_holdem_v4": iter([400.0, 100.0]),
-        "chicken_v0": iter([50.0, 1e9]),
+        "chicken_v1": iter([50.0, 1e9]),
     }
     monkeypatch.setattr(benchmark, "aec_rate_again", lambda row, seconds: next(again[row["game"]]))
     monkeypatch.setattr(
@@ -138,14 +138,14 @@ def test_rounds_keep_each_rows_fastest_figure_and_rate_against_the_fastest_ancho
         lambda seconds: [{"game": "pettingzoo:leduc_holdem_v4", "players": 2, "aec_decisions_per_s": 200.0}],
     )
     out = tmp_path / "bench.json"
-    argv = ["--seconds", "0.02", "--games", "chicken_v0", "--rounds", "3", "--json", str(out)]
+    argv = ["--seconds", "0.02", "--games", "chicken_v1", "--rounds", "3", "--json", str(out)]
     assert benchmark.main(argv) == 0
     payload = json.loads(out.read_text())
     rows = {row["game"]: row for row in payload["rows"]}
     assert payload["rounds"] == 3
     assert rows["pettingzoo:leduc_holdem_v4"]["aec_decisions_per_s"] == 400.0
-    assert rows["chicken_v0"]["aec_decisions_per_s"] == 1e9
-    assert rows["chicken_v0"]["ratio_to_leduc"] == 1e9 / 400.0  # the best game over the best anchor
+    assert rows["chicken_v1"]["aec_decisions_per_s"] == 1e9
+    assert rows["chicken_v1"]["ratio_to_leduc"] == 1e9 / 400.0  # the best game over the best anchor
     assert all(next(rest, None) is None for rest in again.values())  # two more rounds each, no more
 
 

@@ -59,9 +59,9 @@ def run(tmp_path):
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)
-    metadata = make_metadata(envs.make("chicken_v0"), {"note": "test"}, seed=0, timesteps=0, kind="final")
+    metadata = make_metadata(envs.make("chicken_v1"), {"note": "test"}, seed=0, timesteps=0, kind="final")
     run_dir = tmp_path / "downloaded"
     save_checkpoint(model, run_dir / "final", metadata)
     marker = tmp_path / "payload-ran"
@@ -71,7 +71,7 @@ def run(tmp_path):
 
 def evaluate(tmp_path, run_dir, *extra):
     out = tmp_path / "eval"
-    argv = ["--game", "chicken_v0", "--agents", str(run_dir), "random", "--matches", "1", "--out", str(out)]
+    argv = ["--game", "chicken_v1", "--agents", str(run_dir), "random", "--matches", "1", "--out", str(out)]
     return eval_cli.main([*argv, "--workers", "1", "--bootstrap", "10", "--no-progress", *extra]), out
 
 
@@ -116,9 +116,9 @@ def test_an_old_checkpoint_of_ones_own_converts_to_the_safe_format(tmp_path, cap
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     model = MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0)
-    metadata = make_metadata(envs.make("chicken_v0"), {"note": "test"}, seed=0, timesteps=0, kind="final")
+    metadata = make_metadata(envs.make("chicken_v1"), {"note": "test"}, seed=0, timesteps=0, kind="final")
     run_dir = tmp_path / "mine"
     save_checkpoint(model, run_dir / "checkpoints" / "step_0", {**metadata, "kind": "periodic"})
     save_checkpoint(model, run_dir / "final", metadata)

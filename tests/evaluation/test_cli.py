@@ -52,7 +52,7 @@ def test_random_against_random_is_even_within_its_interval(tmp_path, game):
 
 
 def test_output_directory_holds_every_file(tmp_path):
-    out, summary = run(tmp_path, "chicken_v0", "random", "baseline", matches=3, extra=["--players", "3"])
+    out, summary = run(tmp_path, "chicken_v1", "random", "baseline", matches=3, extra=["--players", "3"])
     rows = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 6 == summary["games"]["games"]
     pairwise = list(csv.DictReader((out / "pairwise.csv").open()))
@@ -67,7 +67,7 @@ def test_output_directory_holds_every_file(tmp_path):
     )
     assert summary["versions"]["fowlplay"] == envs.__version__
     assert summary["command"].startswith(
-        "fowlplay-eval --game chicken_v0 --players 3 --agents random baseline"
+        "fowlplay-eval --game chicken_v1 --players 3 --agents random baseline"
     )
     report = (out / "report.md").read_text()
     assert "## Pairwise results" in report and "| baseline | random |" in report and "OpenSkill" in report
@@ -76,7 +76,7 @@ def test_output_directory_holds_every_file(tmp_path):
 
 
 def test_options_reach_the_game(tmp_path):
-    _, summary = run(tmp_path, "chicken_v0", "random", "baseline", matches=2, extra=["--option", "target=20"])
+    _, summary = run(tmp_path, "chicken_v1", "random", "baseline", matches=2, extra=["--option", "target=20"])
     assert summary["config"]["options"] == {"target": 20}
     assert "--option target=20" in summary["command"]
 
@@ -93,7 +93,7 @@ def test_options_reach_the_game(tmp_path):
 )
 def test_mistakes_are_clear_errors(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as exit_info:
-        main(["--game", "chicken_v0", "--out", str(tmp_path), "--no-progress", *argv])
+        main(["--game", "chicken_v1", "--out", str(tmp_path), "--no-progress", *argv])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err
@@ -104,7 +104,7 @@ def test_mistakes_are_clear_errors(tmp_path, capsys, argv, message):
 def test_console_command_runs_with_worker_processes(tmp_path):
     out = tmp_path / "eval"
     result = subprocess.run(
-        [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v0", "--agents", "random", "baseline",
+        [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v1", "--agents", "random", "baseline",
          "--matches", "4", "--workers", "2", "--bootstrap", "50", "--out", str(out)],
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip

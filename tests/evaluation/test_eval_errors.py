@@ -28,16 +28,16 @@ def save_model(stem: Path, seed: int, timesteps: int, kind: str = "final") -> No
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     model = MaskablePPO(
         "MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=seed
     )
-    metadata = make_metadata(envs.make("chicken_v0"), {}, seed=seed, timesteps=timesteps, kind=kind)
+    metadata = make_metadata(envs.make("chicken_v1"), {}, seed=seed, timesteps=timesteps, kind=kind)
     save_checkpoint(model, stem, metadata)
 
 
 def evaluate(out: Path, *agents: str, matches: int = 1) -> int:
-    argv = ["--game", "chicken_v0", "--agents", *agents, "--matches", str(matches), "--out", str(out)]
+    argv = ["--game", "chicken_v1", "--agents", *agents, "--matches", str(matches), "--out", str(out)]
     return main([*argv, "--workers", "1", "--bootstrap", "10", "--no-progress"])
 
 
@@ -64,7 +64,7 @@ def one_line_error(capsys, status: int, code: int) -> str:
 )
 def test_argument_mistakes_are_clear_errors(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as exit_info:
-        main(["--game", "chicken_v0", "--agents", "random", "baseline", "--out", str(tmp_path / "e"), *argv])
+        main(["--game", "chicken_v1", "--agents", "random", "baseline", "--out", str(tmp_path / "e"), *argv])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
@@ -173,7 +173,7 @@ def test_ctrl_c_or_sigterm_keeps_the_games_played_and_says_how_to_resume(tmp_pat
         "-m",
         "fowlplay.evaluation.cli",
         "--game",
-        "chicken_v0",
+        "chicken_v1",
         "--agents",
         "random",
         "baseline",

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 from fowlplay import envs
-from fowlplay.envs import murder_she_crows_v0
+from fowlplay.envs import murder_she_crows_v1
 from fowlplay.envs.core.testing import apply_script
 from fowlplay.envs.crows import CrowsGame
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec, parse_specs
@@ -57,7 +57,7 @@ def test_the_spec_parses_with_its_budget_and_rollout():
     assert (spec.kind, spec.label) == ("ismcts", "ismcts:50")
     assert parse_spec("fast=ismcts:8:random").label == "fast"
     assert [s.label for s in parse_specs(["ismcts:4", "ismcts:4"])] == ["ismcts:4", "ismcts:4#2"]
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     agent = make_agent("fast=ismcts:8:random", env, seed=1)
     assert isinstance(agent, ISMCTSAgent) and agent.settings == ISMCTSSettings(8, "random")
@@ -69,14 +69,14 @@ def test_the_spec_sets_the_horizon_and_margin_in_any_order():
     assert parse_settings("ismcts:9:random:h4") == ISMCTSSettings(9, "random", horizon=4)
     assert parse_settings("ismcts:9:h4:baseline:m0") == ISMCTSSettings(9, "baseline", margin=0.0, horizon=4)
     assert parse_settings("ismcts:400:v100") == ISMCTSSettings(400, validation=100)
-    env = envs.make("murder_she_crows_v0")
+    env = envs.make("murder_she_crows_v1")
     env.reset(seed=0)
     agent = make_agent("ismcts:6:h3:m.5", env, seed=1)
     assert (agent.horizon, agent.margin) == (3, 0.5)
     default = make_agent("ismcts:6", env, seed=1)  # the spec without options keeps the game's defaults
     assert (default.horizon, default.margin) == (
-        DEFAULT_HORIZONS["murder_she_crows_v0"],
-        DEFAULT_MARGINS["murder_she_crows_v0"],
+        DEFAULT_HORIZONS["murder_she_crows_v1"],
+        DEFAULT_MARGINS["murder_she_crows_v1"],
     )
 
 
@@ -109,8 +109,8 @@ def test_a_bad_spec_says_what_is_wrong_and_what_is_accepted(text, wrong):
 
 
 def test_an_agent_asked_about_another_env_refuses():
-    env = position("murder_she_crows_v0", seed=0, steps=3)
-    agent = ISMCTSAgent(envs.make("murder_she_crows_v0"), ISMCTSSettings(2, "random"), seed=0)
+    env = position("murder_she_crows_v1", seed=0, steps=3)
+    agent = ISMCTSAgent(envs.make("murder_she_crows_v1"), ISMCTSSettings(2, "random"), seed=0)
     with pytest.raises(ValueError, match="no game in progress"):
         decide(agent, env)
     agent = ISMCTSAgent(env, ISMCTSSettings(2, "random"), seed=0)
@@ -168,7 +168,7 @@ def _moves_of_a_game(game: str, spec: str, seed: int) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("game", "spec"), [("murder_she_crows_v0", "ismcts:12"), ("chicken_v0", "ismcts:12:m0:h4")]
+    ("game", "spec"), [("murder_she_crows_v1", "ismcts:12"), ("chicken_v1", "ismcts:12:m0:h4")]
 )
 def test_two_runs_of_a_whole_game_make_the_same_moves(game, spec):
     """Baseline rollouts with a horizon and leaf, from the same seed: the same game, move for move."""
@@ -178,10 +178,10 @@ def test_two_runs_of_a_whole_game_make_the_same_moves(game, spec):
 
 
 def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
-    env = position("murder_she_crows_v0", seed=3, steps=9)
+    env = position("murder_she_crows_v1", seed=3, steps=9)
     obs = env.observe(env.agent_selection)
     own = (
-        envs.env_module("murder_she_crows_v0")
+        envs.env_module("murder_she_crows_v1")
         .BaselineAgent(env.options)
         .act(obs["observation"], obs["action_mask"])
     )
@@ -197,10 +197,10 @@ def test_the_baselines_move_stands_unless_the_search_clearly_beats_it():
 
 
 def test_validation_tests_the_searchs_choice_on_deals_the_search_never_saw():
-    env = position("murder_she_crows_v0", seed=3, steps=9)  # the position above: the search overrules
+    env = position("murder_she_crows_v1", seed=3, steps=9)  # the position above: the search overrules
     obs = env.observe(env.agent_selection)
     own = (
-        envs.env_module("murder_she_crows_v0")
+        envs.env_module("murder_she_crows_v1")
         .BaselineAgent(env.options)
         .act(obs["observation"], obs["action_mask"])
     )
@@ -276,7 +276,7 @@ def test_it_scores_the_murder_that_ends_the_game_in_its_favour():
     with SET 5 5 5. Scoring now (18 -> 20 -> 4 spaces) reaches 30 and the round, so the game, ends:
     a sure win. Anything else lets player_0 score 5 5 5 to 30 on their turn (a tie at best).
     """
-    env = murder_she_crows_v0.env(num_players=2)
+    env = murder_she_crows_v1.env(num_players=2)
     env.reset(seed=0)
     deck = [5, 1, 6, 2, 4, 4, 3, 3, 1, 2, 3, 4, 5, 6]  # top first
     env.game = CrowsGame.stacked(env.options, deck, sets=[[5, 5], [6, 6]], track=[28, 27], rng=env.game.rng)
@@ -310,12 +310,12 @@ def test_it_beats_random_play_on_a_tiny_chicken(tmp_path):
     """Tiny Chicken (five cards, target 4): 16 random-rollout simulations a decision already win
     most duplicate games against uniform play, the lower end of the score's interval above 0.5."""
     cfg = EvalConfig(
-        "chicken_v0",
+        "chicken_v1",
         tuple(parse_specs(["ismcts:16:random", "random"])),
         matches=10,
         players=2,
         seed=0,
-        options=TINY["chicken_v0"],
+        options=TINY["chicken_v1"],
     )
     row = evaluate(cfg, tmp_path, workers=1, progress=False, bootstrap=20)["pairwise"][0]
     assert (row["agent"], row["opponent"]) == ("ismcts:16:random", "random")
@@ -324,13 +324,13 @@ def test_it_beats_random_play_on_a_tiny_chicken(tmp_path):
 
 # ----- truncated rollouts and their leaf -----------------------------------------------------------
 def test_a_leaf_estimates_the_win_reward_from_the_lead():
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     agent = ISMCTSAgent(env, ISMCTSSettings(2), seed=0)
     env.game.scores = [30, 10]  # target 50: leads +0.4 and -0.4 on the score-mode scale
-    gain = LEAVES["chicken_v0"][1]
+    gain = LEAVES["chicken_v1"][1]
     assert agent._leaf(env.game) == pytest.approx([np.tanh(gain * 0.4), -np.tanh(gain * 0.4)])
-    scored = envs.make("chicken_v0", reward_mode="score")
+    scored = envs.make("chicken_v1", reward_mode="score")
     scored.reset(seed=0)
     scored.game.scores = [30, 10]
     assert ISMCTSAgent(scored, ISMCTSSettings(2), seed=0)._leaf(scored.game) == pytest.approx([0.4, -0.4])

@@ -77,17 +77,17 @@ def fake_trainer(monkeypatch):
         calls.append(command)
         args = dict(itertools.pairwise(command))
         if "--set" in args and args["--set"].startswith("trainer=") and args["--set"] != "trainer=ppo":
-            log.write_text("fowlplay-train: error: configs/chicken_v0.yaml: unknown key 'trainer'\n")
+            log.write_text("fowlplay-train: error: configs/chicken_v1.yaml: unknown key 'trainer'\n")
             return 2
         out, budget, seed = Path(args["--out"]), int(args["--total-timesteps"]), int(args["--seed"])
-        vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+        vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
         model = MaskablePPO(
             "MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=seed
         )
         # Seed 1 stands for a run the max_minutes safety net stopped early.
         steps = budget // 2 if seed == 1 else budget
         save_checkpoint(
-            model, out / "final", make_metadata(envs.make("chicken_v0"), {}, seed, steps, "final")
+            model, out / "final", make_metadata(envs.make("chicken_v1"), {}, seed, steps, "final")
         )
         log.write_text("done\n")
         return 0
@@ -100,8 +100,8 @@ def fake_trainer(monkeypatch):
 
 def _config(**changes) -> league.LeagueConfig:
     data = {
-        "game": "chicken_v0",
-        "train_config": "configs/chicken_v0.yaml",
+        "game": "chicken_v1",
+        "train_config": "configs/chicken_v1.yaml",
         "decisions": 1000,
         "max_minutes": 1,
         "seeds": [0, 1],
@@ -109,7 +109,7 @@ def _config(**changes) -> league.LeagueConfig:
         "evaluation": {"matches": 2, "seed": 0, "bootstrap": 20},
     }
     data.update(changes)
-    return league.parse_config(data, "chicken_v0")
+    return league.parse_config(data, "chicken_v1")
 
 
 def test_league_writes_a_leaderboard_and_reports_an_unknown_trainer(fake_trainer, tmp_path):
@@ -163,7 +163,7 @@ def test_train_command_names_the_trainer_budget_and_overrides(tmp_path):
         ({"seeds": [0, 0]}, "distinct"),
         ({"algorithms": [{"name": "a/b"}]}, "letters"),
         ({"budget": 3}, "unknown keys"),
-        ({"game": "murray_frog_v0"}, "--game says chicken_v0"),
+        ({"game": "murray_frog_v0"}, "--game says chicken_v1"),
     ],
 )
 def test_a_config_mistake_is_named(change, message):
@@ -240,7 +240,7 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
 
     monkeypatch.setattr(league, "run_league", run)
     root = Path(__file__).resolve().parents[2]
-    argv = ["--game", "chicken_v0", "--config", str(root / "configs/league/chicken_v0.yaml")]
+    argv = ["--game", "chicken_v1", "--config", str(root / "configs/league/chicken_v1.yaml")]
     assert (
         league.main(
             [*argv, "--out", str(tmp_path), "--decisions", "5000", "--seeds", "3", "4", "--matches", "7"]
@@ -366,7 +366,7 @@ def test_the_command_line_passes_best_response_seeds(monkeypatch, tmp_path):
 
     monkeypatch.setattr(league, "run_league", run)
     root = Path(__file__).resolve().parents[2]
-    argv = ["--game", "chicken_v0", "--config", str(root / "configs/league/chicken_v0.yaml")]
+    argv = ["--game", "chicken_v1", "--config", str(root / "configs/league/chicken_v1.yaml")]
     assert league.main([*argv, "--out", str(tmp_path), "--exploit", "5000", "20", "3"]) == 0
     assert seen["exploit"] == (5000, 20, 3) and seen["command"].endswith("--exploit 5000 20 3")
 

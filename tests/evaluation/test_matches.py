@@ -31,7 +31,7 @@ from fowlplay.evaluation.matches import (
 from fowlplay.evaluation.tournament import evaluate
 
 
-def config(matches=4, players=2, agents=("random", "baseline"), seed=3, seating="pairs", game="chicken_v0"):
+def config(matches=4, players=2, agents=("random", "baseline"), seed=3, seating="pairs", game="chicken_v1"):
     return EvalConfig(game, tuple(parse_specs(list(agents))), matches, players, seed, {}, seating)
 
 
@@ -92,7 +92,7 @@ class CheatingAgent(Agent):
 
 
 def test_an_illegal_action_forfeits_the_game_and_never_reaches_the_env():
-    env = envs.make("chicken_v0", num_players=3)
+    env = envs.make("chicken_v1", num_players=3)
     result = play_game(env, [RandomAgent(), CheatingAgent(), RandomAgent()], seed=1, agent_seeds=[1, 2, 3])
     assert result["illegal"][1] == 1 and sum(result["illegal"]) == 1
     assert result["returns"] == [0.25, -0.5, 0.25]
@@ -101,8 +101,8 @@ def test_an_illegal_action_forfeits_the_game_and_never_reaches_the_env():
 
 
 def test_a_game_is_replayed_exactly_from_its_seeds():
-    env = envs.make("chicken_v0")
-    baseline = envs.env_module("chicken_v0").BaselineAgent(env.options)
+    env = envs.make("chicken_v1")
+    baseline = envs.env_module("chicken_v1").BaselineAgent(env.options)
     first = play_game(env, [RandomAgent(), baseline], seed=9, agent_seeds=[4, 5])
     again = play_game(env, [RandomAgent(), baseline], seed=9, agent_seeds=[4, 5])
     other = play_game(env, [RandomAgent(), baseline], seed=9, agent_seeds=[6, 5])

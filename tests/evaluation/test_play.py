@@ -29,14 +29,14 @@ def test_play_prints_the_table_and_the_final_rewards(name, capsys):
 
 
 def test_the_same_seed_plays_the_same_game(capsys):
-    main(["--game", "chicken_v0", "--agents", "baseline", "random", "--seed", "5"])
+    main(["--game", "chicken_v1", "--agents", "baseline", "random", "--seed", "5"])
     first = capsys.readouterr().out
-    main(["--game", "chicken_v0", "--agents", "baseline", "random", "--seed", "5"])
+    main(["--game", "chicken_v1", "--agents", "baseline", "random", "--seed", "5"])
     assert capsys.readouterr().out == first
 
 
 def test_human_agent_reprompts_until_a_legal_action_is_typed():
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     out = io.StringIO()
     human = HumanAgent(env, stream_in=io.StringIO("bid\n99\n3\n"), stream_out=out)
@@ -50,15 +50,15 @@ def test_human_agent_reprompts_until_a_legal_action_is_typed():
 
 def test_bad_agent_specs_and_counts_are_clear_errors(capsys):
     with pytest.raises(SystemExit):
-        main(["--game", "chicken_v0", "--agents", "baseline", "nonsense"])
+        main(["--game", "chicken_v1", "--agents", "baseline", "nonsense"])
     assert "accepted: random, baseline" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["--game", "chicken_v0", "--agents", "baseline"])
+        main(["--game", "chicken_v1", "--agents", "baseline"])
     assert "2-4 players" in capsys.readouterr().err
 
 
 def test_human_agent_gives_up_cleanly_at_end_of_input():
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     human = HumanAgent(env, stream_in=io.StringIO(""), stream_out=io.StringIO())
     with pytest.raises(SystemExit, match="abandoned"):
@@ -68,7 +68,7 @@ def test_human_agent_gives_up_cleanly_at_end_of_input():
 # ----- what a person typing sees and types ---------------------------------------------------------
 @pytest.mark.parametrize("typed", ["--1", "²", "9" * 5000, "1_0", "٣", "+3", "3.0", " "])
 def test_typed_text_that_is_no_action_id_is_asked_again(typed):
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     env.reset(seed=0)
     out = io.StringIO()
     human = HumanAgent(env, stream_in=io.StringIO(f"{typed}\n3\n"), stream_out=out)
@@ -122,7 +122,7 @@ def test_a_human_seat_is_shown_only_its_own_view_until_the_game_is_over(name):
     assert typist.screens
     # The check has teeth: the umpire's table does show what the seat may not know (Crows hides
     # only the deck order, which no table shows).
-    assert typist.umpire_changed == (name != "murder_she_crows_v0")
+    assert typist.umpire_changed == (name != "murder_she_crows_v1")
     for text, prompt in typist.screens:
         # Between two answers the screen shows the seat's own move, the others' decision kinds, and
         # then the seat's own view with its choices: nothing else.
@@ -136,7 +136,7 @@ def test_a_human_seat_is_shown_only_its_own_view_until_the_game_is_over(name):
 
 
 def test_a_human_seat_sees_the_games_view_when_it_has_one(monkeypatch):
-    env = envs.make("chicken_v0", render_mode="ansi")
+    env = envs.make("chicken_v1", render_mode="ansi")
     env.reset(seed=0)
     monkeypatch.setattr(type(env.unwrapped.observer), "view", lambda self, game, player: f"VIEW OF {player}")
     assert prompt_text(env, "player_1", [0]).startswith("VIEW OF 1\nplayer_1, you are deciding")

@@ -25,12 +25,12 @@ TINY = {"n_envs": 2, "ppo.n_steps": 64, "ppo.batch_size": 64, "ppo.n_epochs": 1,
 
 
 def test_a_tiny_run_reports_its_rate_and_settings():
-    row = training_decisions_per_second("chicken_v0", decisions=128, overrides=TINY)
+    row = training_decisions_per_second("chicken_v1", decisions=128, overrides=TINY)
     assert row["decisions"] == 128 and not row["cut"]
     assert row["decisions_per_s"] == pytest.approx(row["decisions"] / row["seconds"])
-    assert row["config"] == str(default_config("chicken_v0"))
+    assert row["config"] == str(default_config("chicken_v1"))
     assert (row["vec_env"], row["n_envs"], row["net_arch"], row["load"]) == ("batched", 2, [16], 0)
-    assert "| chicken_v0 |" in format_rows([row])
+    assert "| chicken_v1 |" in format_rows([row])
 
 
 def test_the_competing_load_runs_inside_the_block_and_stops_after():
@@ -83,18 +83,18 @@ def test_bad_requests_are_refused():
     with pytest.raises(ValueError, match="unknown game"):
         training_decisions_per_second("no_such_game_v0")
     with pytest.raises(ValueError, match="decisions"):
-        training_decisions_per_second("chicken_v0", decisions=0)
-    with pytest.raises(ValueError, match="trains murder_most_fowl_v0, not chicken_v0"):
-        training_decisions_per_second("chicken_v0", config_path=default_config("murder_most_fowl_v0"))
+        training_decisions_per_second("chicken_v1", decisions=0)
+    with pytest.raises(ValueError, match="trains murder_most_fowl_v0, not chicken_v1"):
+        training_decisions_per_second("chicken_v1", config_path=default_config("murder_most_fowl_v0"))
 
 
 def test_loaded_rates_are_reported_as_a_share_of_the_same_games_idle_rate():
     rows = [
-        {"game": "chicken_v0", "load": 0, "decisions_per_s": 1000.0},
-        {"game": "chicken_v0", "load": 2, "decisions_per_s": 700.0},
+        {"game": "chicken_v1", "load": 0, "decisions_per_s": 1000.0},
+        {"game": "chicken_v1", "load": 2, "decisions_per_s": 700.0},
         {"game": "murray_frog_v0", "load": 2, "decisions_per_s": 500.0},  # no idle twin: no share
     ]
-    assert loaded_shares(rows) == {("chicken_v0", "", 2): pytest.approx(0.7)}
+    assert loaded_shares(rows) == {("chicken_v1", "", 2): pytest.approx(0.7)}
     assert "| 70% |" in format_rows([{**r, "decisions": 64, "cut": False, **SETTINGS} for r in rows[:2]])
 
 
@@ -114,25 +114,25 @@ def test_configs_are_found_without_the_checkout_or_named_in_a_clear_error(tmp_pa
     monkeypatch.setattr(bench, "CONFIG_DIR", tmp_path / "site-packages" / "configs")  # as installed
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="--config-dir"):
-        default_config("chicken_v0")
+        default_config("chicken_v1")
     with pytest.raises(SystemExit):
-        bench.main(["--games", "chicken_v0"])
-    assert "no training config chicken_v0.yaml" in capsys.readouterr().err
+        bench.main(["--games", "chicken_v1"])
+    assert "no training config chicken_v1.yaml" in capsys.readouterr().err
     mine = tmp_path / "my-configs"
     mine.mkdir()
-    (mine / "chicken_v0.yaml").write_text("game: chicken_v0\n")
-    assert default_config("chicken_v0", mine) == mine / "chicken_v0.yaml"
+    (mine / "chicken_v1.yaml").write_text("game: chicken_v1\n")
+    assert default_config("chicken_v1", mine) == mine / "chicken_v1.yaml"
     (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "chicken_v0.yaml").write_text("game: chicken_v0\n")
-    assert default_config("chicken_v0") == tmp_path / "configs" / "chicken_v0.yaml"
+    (tmp_path / "configs" / "chicken_v1.yaml").write_text("game: chicken_v1\n")
+    assert default_config("chicken_v1") == tmp_path / "configs" / "chicken_v1.yaml"
 
 
 def test_fowlplay_bench_training_refuses_a_config_dir_without_the_configs(tmp_path, capsys):
     from fowlplay.evaluation.benchmark import main
 
     with pytest.raises(SystemExit):
-        main(["--games", "chicken_v0", "--training", "--config-dir", str(tmp_path), "--no-reference"])
-    assert "no training config chicken_v0.yaml in " + str(tmp_path) in capsys.readouterr().err
+        main(["--games", "chicken_v1", "--training", "--config-dir", str(tmp_path), "--no-reference"])
+    assert "no training config chicken_v1.yaml in " + str(tmp_path) in capsys.readouterr().err
 
 
 def fake_checkout(root, layout: str):
@@ -141,7 +141,7 @@ def fake_checkout(root, layout: str):
     package.mkdir(parents=True)
     (root / "envs").mkdir()
     (root / "configs").mkdir()
-    (root / "configs" / "chicken_v0.yaml").write_text("game: chicken_v0\n")
+    (root / "configs" / "chicken_v1.yaml").write_text("game: chicken_v1\n")
     if layout == "namespace":
         (root / "setup.cfg").write_text("[options]\npackage_dir =\n    fowlplay.training = training\n")
     (package / "__init__.py").write_text("")
@@ -159,7 +159,7 @@ def test_another_checkout_trains_with_its_own_code(tmp_path, layout):
     root = fake_checkout(tmp_path / "tree", layout)
     assert checkout_layout(root) == layout
     with pytest.raises(RuntimeError, match=f"fake {layout} checkout ran"):
-        checkout_decisions_per_second(root, "chicken_v0", decisions=1)
+        checkout_decisions_per_second(root, "chicken_v1", decisions=1)
 
 
 def test_this_checkout_measured_as_another_gives_a_real_row():
@@ -168,7 +168,7 @@ def test_this_checkout_measured_as_another_gives_a_real_row():
     from fowlplay.training.bench import checkout_decisions_per_second
 
     here = Path(__file__).resolve().parents[2]
-    row = checkout_decisions_per_second(here, "chicken_v0", decisions=128, overrides=dict(TINY))
+    row = checkout_decisions_per_second(here, "chicken_v1", decisions=128, overrides=dict(TINY))
     assert row["decisions"] == 128 and not row["cut"] and row["cpu_seconds"] > 0
     assert row["decisions_per_s"] == pytest.approx(row["decisions"] / row["seconds"])
     assert (row["vec_env"], row["n_envs"], row["net_arch"], row["load"]) == ("batched", 2, [16], 0)
@@ -178,10 +178,10 @@ def test_a_checkout_whose_run_fails_ends_in_an_error_not_a_traceback(tmp_path, c
     from fowlplay.training.bench import main
 
     root = fake_checkout(tmp_path / "tree", "top")
-    argv = ["--games", "chicken_v0", "--loads", "0", "--decisions", "128", "--checkout", f"old:{root}"]
+    argv = ["--games", "chicken_v1", "--loads", "0", "--decisions", "128", "--checkout", f"old:{root}"]
     assert main([*argv, "--variant", "tiny:" + ";".join(f"{k}={v}" for k, v in TINY.items())]) == 1
     out, err = capsys.readouterr()
-    assert "| chicken_v0 | tiny | 0 | 128 |" in out  # this checkout's rows are kept
+    assert "| chicken_v1 | tiny | 0 | 128 |" in out  # this checkout's rows are kept
     assert "error: --checkout old:" in err and "fake top checkout ran" in err
     assert "Traceback (most recent call last)" not in err.split("failed:")[0]
 
@@ -190,10 +190,10 @@ def test_a_folder_that_is_no_checkout_is_refused(tmp_path, capsys):
     from fowlplay.training.bench import main
 
     with pytest.raises(SystemExit):
-        main(["--games", "chicken_v0", "--checkout", f"old:{tmp_path}"])
+        main(["--games", "chicken_v1", "--checkout", f"old:{tmp_path}"])
     assert "is not a fowlplay checkout" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["--games", "chicken_v0", "--checkout", str(tmp_path)])
+        main(["--games", "chicken_v1", "--checkout", str(tmp_path)])
     assert "--checkout takes LABEL:FOLDER" in capsys.readouterr().err
     fake_checkout(tmp_path / "tree", "top")
     with pytest.raises(SystemExit):

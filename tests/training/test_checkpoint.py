@@ -30,12 +30,12 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 @pytest.fixture(scope="module")
 def model():
     """An untrained small MaskablePPO learner for 2-player Chicken."""
-    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")])
+    vec = DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")])
     return MaskablePPO("MlpPolicy", vec, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [16]}, seed=0)
 
 
 def save(model, stem, timesteps=100, kind="final", **options):
-    aec = envs.make("chicken_v0", **options)
+    aec = envs.make("chicken_v1", **options)
     metadata = make_metadata(aec, {"note": "test"}, seed=3, timesteps=timesteps, kind=kind)
     return save_checkpoint(model, stem, metadata)
 
@@ -49,9 +49,9 @@ def test_round_trip_keeps_weights_and_metadata(model, tmp_path):
         loaded, metadata = load_checkpoint(tmp_path / name)
         for key, value in model.policy.state_dict().items():
             assert torch.equal(loaded.policy.state_dict()[key], value)
-    assert metadata["game"] == "chicken_v0"
+    assert metadata["game"] == "chicken_v1"
     assert metadata["env_options"]["num_players"] == 2
-    size = envs.make("chicken_v0").observer.size
+    size = envs.make("chicken_v1").observer.size
     assert (metadata["observation_size"], metadata["action_count"]) == (size, 16)
     assert metadata["package_version"] == envs.__version__
     assert (metadata["seed"], metadata["timesteps"], metadata["kind"]) == (3, 100, "final")
@@ -116,7 +116,7 @@ def test_missing_and_corrupt_checkpoints_are_clear_errors(model, tmp_path):
     (tmp_path / "final.json").write_text("{ truncated")
     with pytest.raises(CheckpointError, match=r"final\.json is corrupt"):
         read_metadata(tmp_path)
-    (tmp_path / "final.json").write_text(json.dumps({"game": "chicken_v0"}))
+    (tmp_path / "final.json").write_text(json.dumps({"game": "chicken_v1"}))
     with pytest.raises(CheckpointError, match="lacks"):
         read_metadata(tmp_path)
     save(model, tmp_path / "final")
@@ -128,33 +128,33 @@ def test_missing_and_corrupt_checkpoints_are_clear_errors(model, tmp_path):
 def test_incompatible_game_is_refused_naming_both_sides(model, tmp_path):
     save(model, tmp_path / "final")
     metadata = read_metadata(tmp_path)
-    check_compatible(metadata, envs.make("chicken_v0"))
-    check_compatible(metadata, SelfPlayEnv("chicken_v0"))
+    check_compatible(metadata, envs.make("chicken_v1"))
+    check_compatible(metadata, SelfPlayEnv("chicken_v1"))
     with pytest.raises(CheckpointError) as error:
-        check_compatible(metadata, envs.make("chicken_v0", num_players=3))
+        check_compatible(metadata, envs.make("chicken_v1", num_players=3))
     message = str(error.value)
-    size2, size3 = (envs.make("chicken_v0", num_players=n).observer.size for n in (2, 3))
+    size2, size3 = (envs.make("chicken_v1", num_players=n).observer.size for n in (2, 3))
     assert str(tmp_path / "final.zip") in message
-    assert f"is for chicken_v0 with 2 players, obs {size2}, actions 16" in message
-    assert f"this game is chicken_v0 with 3 players, obs {size3}, actions 16" in message
+    assert f"is for chicken_v1 with 2 players, obs {size2}, actions 16" in message
+    assert f"this game is chicken_v1 with 3 players, obs {size3}, actions 16" in message
     with pytest.raises(CheckpointError, match="target 50 vs 30"):
-        check_compatible(metadata, envs.make("chicken_v0", target=30))
+        check_compatible(metadata, envs.make("chicken_v1", target=30))
     other = dict(metadata, game="some_other_game_v0")
     with pytest.raises(CheckpointError, match="is for some_other_game_v0 with 2 players"):
-        check_compatible(other, envs.make("chicken_v0"))
+        check_compatible(other, envs.make("chicken_v1"))
 
 
 def test_save_refuses_incomplete_metadata(model, tmp_path):
     with pytest.raises(ValueError, match="lacks"):
-        save_checkpoint(model, tmp_path / "x", {"game": "chicken_v0"})
+        save_checkpoint(model, tmp_path / "x", {"game": "chicken_v1"})
     assert not list(tmp_path.iterdir())
 
 
 def test_policy_agent_from_checkpoint(model, tmp_path):
     save(model, tmp_path / "final")
     with pytest.raises(CheckpointError, match="3 players"):
-        PolicyAgent.from_checkpoint(tmp_path, env=envs.make("chicken_v0", num_players=3))
-    env = envs.make("chicken_v0")
+        PolicyAgent.from_checkpoint(tmp_path, env=envs.make("chicken_v1", num_players=3))
+    env = envs.make("chicken_v1")
     agent = PolicyAgent.from_checkpoint(tmp_path, env=env, seed=0)
     env.reset(seed=1)
     obs = env.observe(env.agent_selection)

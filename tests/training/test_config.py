@@ -32,7 +32,7 @@ def test_every_registered_game_has_a_valid_config(game):
 
 def test_unknown_key_lists_the_valid_ones_and_the_closest():
     with pytest.raises(ConfigError) as error:
-        from_dict({"game": "chicken_v0", "total_timestep": 10})
+        from_dict({"game": "chicken_v1", "total_timestep": 10})
     message = str(error.value)
     assert "unknown key 'total_timestep'" in message and "did you mean 'total_timesteps'" in message
     assert "'n_envs'" in message and "'ppo'" in message
@@ -57,7 +57,7 @@ def test_unknown_nested_key_names_its_section():
         ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number"),
         ({"ppo": []}, "ppo must be a mapping"),
         ({"game": "chess_v0"}, "unknown game 'chess_v0'"),
-        ({"env_options": {"num_players": 9}}, "env_options: chicken_v0 supports 2-4 players"),
+        ({"env_options": {"num_players": 9}}, "env_options: chicken_v1 supports 2-4 players"),
         ({"env_options": {"players": 2}}, r"unknown option\(s\) \['players'\]"),
         ({"learner_seat": 5}, "learner_seat must be 'random' or an int 0..1"),
         ({"learner_seat": "first"}, "learner_seat must be 'random'"),
@@ -70,7 +70,7 @@ def test_unknown_nested_key_names_its_section():
         ({"reward_options": {"num_players": 3}}, "change the observation or action space"),
         ({"reward_options": {"reward_mode": "fun"}}, "reward_options: reward_mode must be"),
         ({"shaping": -0.5, "game": "murder_most_fowl_v0"}, "shaping must be >= 0"),
-        ({"shaping": 1.0}, r"chicken_v0 defines no potential.*\['murder_most_fowl_v0'\]"),
+        ({"shaping": 1.0}, r"chicken_v1 defines no potential.*\['murder_most_fowl_v0'\]"),
     ],
 )
 def test_bad_values_are_named(data, message):
@@ -80,7 +80,7 @@ def test_bad_values_are_named(data, message):
 
 def test_yaml_scientific_notation_and_overrides(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("game: chicken_v0\nppo:\n  learning_rate: 1e-4\n")
+    path.write_text("game: chicken_v1\nppo:\n  learning_rate: 1e-4\n")
     config = load_config(path, {"ppo.n_steps": 64, "seed": 9, "max_minutes": 1})
     assert (config.ppo.learning_rate, config.ppo.n_steps, config.seed, config.max_minutes) == (
         1e-4,
@@ -88,18 +88,18 @@ def test_yaml_scientific_notation_and_overrides(tmp_path):
         9,
         1.0,
     )
-    assert config.run_dir() == Path("runs/chicken_v0")
+    assert config.run_dir() == Path("runs/chicken_v1")
 
 
 def test_cli_reports_config_mistakes_with_status_2(tmp_path, capsys):
     path = tmp_path / "c.yaml"
-    path.write_text("game: chicken_v0\nn_env: 2\n")
+    path.write_text("game: chicken_v1\nn_env: 2\n")
     assert main(["--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "unknown key 'n_env'" in err and "did you mean 'n_envs'" in err and str(path) in err
     assert main(["--config", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read config" in capsys.readouterr().err
-    assert main(["--config", str(CONFIGS / "chicken_v0.yaml"), "--set", "ppo.gamma"]) == 2
+    assert main(["--config", str(CONFIGS / "chicken_v1.yaml"), "--set", "ppo.gamma"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
 
 

@@ -28,26 +28,26 @@ def always_pass_state(env) -> dict[str, np.ndarray]:
 
 
 def test_kinds_are_drawn_by_weight_and_unavailable_ones_skipped():
-    aec = envs.make("chicken_v0")
-    pool = OpponentPool("chicken_v0", aec, {"random": 1, "baseline": 1, "latest": 2}, network=NETWORK)
+    aec = envs.make("chicken_v1")
+    pool = OpponentPool("chicken_v1", aec, {"random": 1, "baseline": 1, "latest": 2}, network=NETWORK)
     rng = np.random.default_rng(0)
     # No learner weights yet: only random and baseline can play.
     assert pool.available() == {"random": 0.5, "baseline": 0.5}
-    pool.set_latest(always_pass_state(SelfPlayEnv("chicken_v0")))
+    pool.set_latest(always_pass_state(SelfPlayEnv("chicken_v1")))
     counts = Counter(pool.draw(rng)[0] for _ in range(4000))
     assert set(counts) == {"random", "baseline", "latest"}
     assert counts["latest"] / 4000 == pytest.approx(0.5, abs=0.03)
     kind, agent = pool.draw(np.random.default_rng(1))
     expected = {
         "random": RandomAgent,
-        "baseline": envs.env_module("chicken_v0").BaselineAgent,
+        "baseline": envs.env_module("chicken_v1").BaselineAgent,
         "latest": PolicyAgent,
     }
     assert isinstance(agent, expected[kind])
 
 
 def test_snapshot_window_keeps_the_newest():
-    env = SelfPlayEnv("chicken_v0", opponents={"snapshot": 1.0}, snapshot_window=2, network=NETWORK)
+    env = SelfPlayEnv("chicken_v1", opponents={"snapshot": 1.0}, snapshot_window=2, network=NETWORK)
     state = always_pass_state(env)
     assert env.pool.available() == {"random": 1.0}  # nothing to play yet
     for step in (100, 200, 300):
@@ -57,7 +57,7 @@ def test_snapshot_window_keeps_the_newest():
 
 
 def test_snapshot_opponent_plays_its_weights():
-    env = SelfPlayEnv("chicken_v0", opponents={"snapshot": 1.0}, learner_seat=1, network=NETWORK)
+    env = SelfPlayEnv("chicken_v1", opponents={"snapshot": 1.0}, learner_seat=1, network=NETWORK)
     env.add_snapshot("passer", always_pass_state(env))
     for seed in range(20):
         obs, _ = env.reset(seed=seed)
@@ -67,13 +67,13 @@ def test_snapshot_opponent_plays_its_weights():
 
 
 def _make():
-    return SelfPlayEnv("chicken_v0", opponents={"snapshot": 1.0}, learner_seat=1, network=NETWORK)
+    return SelfPlayEnv("chicken_v1", opponents={"snapshot": 1.0}, learner_seat=1, network=NETWORK)
 
 
 def test_snapshots_reach_subprocess_workers():
     vec = SubprocVecEnv([_make, _make], start_method="forkserver")
     try:
-        local = SelfPlayEnv("chicken_v0")
+        local = SelfPlayEnv("chicken_v1")
         assert vec.env_method("snapshot_names") == [[], []]
         vec.env_method("add_snapshot", "passer", always_pass_state(local))
         assert vec.env_method("snapshot_names") == [["passer"], ["passer"]]

@@ -50,7 +50,7 @@ def assert_same_as_modules(policy, observations: np.ndarray, direct=_layer_score
     assert np.array_equal(got, expected), "the direct path must give the modules' numbers exactly"
 
 
-@pytest.mark.parametrize("game", ["chicken_v0", "murder_most_fowl_v0", "murray_frog_v0"])
+@pytest.mark.parametrize("game", ["chicken_v1", "murder_most_fowl_v0", "murray_frog_v0"])
 @pytest.mark.parametrize(
     "head, activation, net_arch",
     [
@@ -91,7 +91,7 @@ def test_new_weights_reach_the_direct_path():
 
 
 def test_a_network_that_is_not_a_plain_mlp_runs_its_modules():
-    observation_space, action_space = spaces("chicken_v0")
+    observation_space, action_space = spaces("chicken_v1")
     torch.manual_seed(4)
     policy = build_policy(observation_space, action_space, [16], "relu", head="q_values")
     width = policy.q_net[0].out_features

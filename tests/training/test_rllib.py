@@ -161,7 +161,7 @@ def test_export_round_trip_gives_identical_probabilities_and_evaluation_plays_it
 
 
 def test_the_rllib_env_ends_a_game_on_an_illegal_action_as_a_loss():
-    env = FowlplayMultiAgentEnv({"game": "chicken_v0", "env_options": {}})
+    env = FowlplayMultiAgentEnv({"game": "chicken_v1", "env_options": {}})
     obs, _ = env.reset(seed=0)
     ((agent, observation),) = obs.items()
     while observation["action_mask"].all():  # a first bid may be anything; bid 1, and 1 is then too low
@@ -175,7 +175,7 @@ def test_the_rllib_env_ends_a_game_on_an_illegal_action_as_a_loss():
 
 def test_a_cut_off_game_pays_the_truncation_reward():
     env = FowlplayMultiAgentEnv(
-        {"game": "chicken_v0", "env_options": {"max_rounds": 1}, "truncation_reward": -1.0}
+        {"game": "chicken_v1", "env_options": {"max_rounds": 1}, "truncation_reward": -1.0}
     )
     rng = np.random.default_rng(0)
     for episode in range(20):
@@ -211,9 +211,9 @@ def test_each_episode_seats_the_learner_once_and_only_ready_opponents():
 
 def test_the_config_names_what_rllib_cannot_do():
     with pytest.raises(ConfigError, match=r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib'\]"):
-        load_config(ROOT / "configs" / "chicken_v0.yaml", {"trainer": "rlib"})
+        load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "rlib"})
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: rllib"):
-        load_config(ROOT / "configs" / "chicken_v0.yaml", {"trainer": "rllib", "decision_cost": 0.1})
+        load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "rllib", "decision_cost": 0.1})
 
 
 # ----- end to end, in subprocesses -------------------------------------------------------------
@@ -230,7 +230,7 @@ def fowlplay_train(*args: str, timeout: float = 480) -> subprocess.CompletedProc
 @pytest.mark.slow
 def test_a_short_chicken_run_writes_a_checkpoint_evaluation_plays(tmp_path):
     out = tmp_path / "run"
-    config = str(ROOT / "configs" / "chicken_v0.yaml")
+    config = str(ROOT / "configs" / "chicken_v1.yaml")
     result = fowlplay_train("--config", config, "--out", str(out), "--total-timesteps", "128", *TINY)
     assert result.returncode == 0, result.stderr
     metadata = json.loads((out / "final.json").read_text())
@@ -244,7 +244,7 @@ def test_a_short_chicken_run_writes_a_checkpoint_evaluation_plays(tmp_path):
     assert (out / "evaluation.csv").read_text().startswith("timesteps,")
     assert (out / "logs" / "progress.csv").read_text().startswith("timesteps,")
     evaluation = subprocess.run(
-        [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v0", "--agents",
+        [sys.executable, "-m", "fowlplay.evaluation.cli", "--game", "chicken_v1", "--agents",
          f"t=ckpt:{out}", "random", "--matches", "2", "--out", str(tmp_path / "eval"), "--no-progress"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -255,7 +255,7 @@ def test_a_short_chicken_run_writes_a_checkpoint_evaluation_plays(tmp_path):
 @pytest.mark.slow
 def test_sigterm_saves_a_checkpoint_that_resumes(tmp_path):
     out = tmp_path / "run"
-    config = str(ROOT / "configs" / "chicken_v0.yaml")
+    config = str(ROOT / "configs" / "chicken_v1.yaml")
     command = [sys.executable, "-m", "fowlplay.training.cli", "--config", config, "--out", str(out)]
     command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0"]
     proc = subprocess.Popen(

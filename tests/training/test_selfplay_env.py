@@ -27,7 +27,7 @@ def test_passes_sb3_check_env(game):
 
 # ----- credit assignment, scripted ---------------------------------------------------------------
 def test_learner_wins_on_the_opponents_move(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=0)
     scripted(env, [PASS])
     obs, info = env.reset(seed=0)
     assert env.learner == "player_0" and info["learner_seat"] == 0
@@ -42,7 +42,7 @@ def test_learner_wins_on_the_opponents_move(scripted):
 
 
 def test_learner_loses_on_the_opponents_move(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=0)
     scripted(env, [BID_1])
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(PASS)
@@ -56,7 +56,7 @@ def test_learner_loses_on_the_opponents_move(scripted):
 
 
 def test_learner_in_second_seat_sees_the_opponents_opening_and_loses_on_its_own_move(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=1)
     scripted(env, [BID_1])
     env.reset(seed=0)
     assert env.learner == "player_1"
@@ -67,7 +67,7 @@ def test_learner_in_second_seat_sees_the_opponents_opening_and_loses_on_its_own_
 
 
 def test_learner_wins_when_everyone_passes_and_the_starter_draws(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=0)
     scripted(env, [PASS])
     env.reset(seed=0)
     _, reward, terminated, _, _ = env.step(PASS)
@@ -104,7 +104,7 @@ def test_return_and_observations_are_the_learners_own(game):
 
 
 def test_fixed_seat_and_seeded_episodes_replay():
-    env = SelfPlayEnv("chicken_v0", learner_seat=1, opponents={"random": 1.0})
+    env = SelfPlayEnv("chicken_v1", learner_seat=1, opponents={"random": 1.0})
 
     def episode(seed):
         obs, _ = env.reset(seed=seed)
@@ -126,7 +126,7 @@ def test_fixed_seat_and_seeded_episodes_replay():
 
 
 def test_illegal_action_raise_mode_changes_nothing():
-    env = SelfPlayEnv("chicken_v0", learner_seat=0, illegal_action="raise")
+    env = SelfPlayEnv("chicken_v1", learner_seat=0, illegal_action="raise")
     env.reset(seed=0)
     before = env.aec.game.state_dict()
     illegal = int(np.flatnonzero(~env.action_masks())[0]) if not env.action_masks().all() else None
@@ -136,7 +136,7 @@ def test_illegal_action_raise_mode_changes_nothing():
 
 
 def test_illegal_action_lose_mode_ends_the_episode_and_warns(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=1)
     scripted(env, [BID_1])
     env.reset(seed=0)
     before = env.aec.game.state_dict()
@@ -156,7 +156,7 @@ def test_illegal_action_lose_mode_ends_the_episode_and_warns(scripted):
 
 
 def test_illegal_reward_replaces_the_forfeit_reward(scripted):
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1, illegal_reward=-5.0)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=1, illegal_reward=-5.0)
     scripted(env, [BID_1])
     env.reset(seed=0)
     with pytest.warns(RuntimeWarning, match=r"reward -5\.0"):
@@ -166,7 +166,7 @@ def test_illegal_reward_replaces_the_forfeit_reward(scripted):
 
 
 def test_an_opponents_illegal_action_is_an_error_not_a_win():
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=0)
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=0)
     env.pool.draw = lambda rng: ("scripted", _Blunderer())
     env.reset(seed=0)
     with pytest.raises(IllegalActionError, match="opponent 'blunderer' in seat player_1"):
@@ -184,15 +184,15 @@ class _Blunderer(Agent):
 
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="learner_seat"):
-        SelfPlayEnv("chicken_v0", learner_seat=2)
+        SelfPlayEnv("chicken_v1", learner_seat=2)
     with pytest.raises(ValueError, match="unknown opponent kind"):
-        SelfPlayEnv("chicken_v0", opponents={"randm": 1.0})
+        SelfPlayEnv("chicken_v1", opponents={"randm": 1.0})
     with pytest.raises(ValueError, match="network"):
-        SelfPlayEnv("chicken_v0", opponents={"latest": 1.0})
+        SelfPlayEnv("chicken_v1", opponents={"latest": 1.0})
     with pytest.raises(ValueError, match="unknown game"):
         SelfPlayEnv("no_such_game_v0")
     with pytest.raises(ValueError, match="env_options may not set illegal_action"):
-        SelfPlayEnv("chicken_v0", env_options={"illegal_action": "raise"})
+        SelfPlayEnv("chicken_v1", env_options={"illegal_action": "raise"})
 
 
 @pytest.mark.parametrize(
@@ -201,7 +201,7 @@ def test_bad_settings_are_refused():
 def test_a_game_cut_off_by_its_cap_pays_the_truncation_reward(scripted, truncation_reward, expected, outcome):
     # One round only and an unreachable target: the first round's end truncates the game.
     options = {**ONE_CARD, "target": 100, "max_rounds": 1}
-    env = SelfPlayEnv("chicken_v0", env_options=options, learner_seat=0, truncation_reward=truncation_reward)
+    env = SelfPlayEnv("chicken_v1", env_options=options, learner_seat=0, truncation_reward=truncation_reward)
     scripted(env, [PASS])
     env.reset(seed=0)
     _, reward, terminated, truncated, info = env.step(BID_1)
@@ -211,7 +211,7 @@ def test_a_game_cut_off_by_its_cap_pays_the_truncation_reward(scripted, truncati
 
 def test_decision_cost_is_charged_per_learner_decision(scripted):
     env = SelfPlayEnv(
-        "chicken_v0", env_options={**ONE_CARD, "copies_per_value": 2}, learner_seat=0, decision_cost=0.25
+        "chicken_v1", env_options={**ONE_CARD, "copies_per_value": 2}, learner_seat=0, decision_cost=0.25
     )
     # Two cards: the learner bids and draws one, the opponent passes twice, the learner draws the last.
     scripted(env, [PASS, PASS])
@@ -225,7 +225,7 @@ def test_decision_cost_is_charged_per_learner_decision(scripted):
 
 def test_max_decisions_cuts_the_episode_off_as_truncated(scripted):
     env = SelfPlayEnv(
-        "chicken_v0",
+        "chicken_v1",
         env_options={**ONE_CARD, "copies_per_value": 2},
         learner_seat=0,
         max_decisions=1,
@@ -274,15 +274,15 @@ def test_shaping_adds_the_discounted_change_of_the_learners_potential():
 
 
 def test_shaping_needs_a_game_with_a_potential():
-    with pytest.raises(ValueError, match=r"chicken_v0 defines no potential.*\['murder_most_fowl_v0'\]"):
-        SelfPlayEnv("chicken_v0", shaping=1.0)
+    with pytest.raises(ValueError, match=r"chicken_v1 defines no potential.*\['murder_most_fowl_v0'\]"):
+        SelfPlayEnv("chicken_v1", shaping=1.0)
     with pytest.raises(ValueError, match="shaping must be >= 0"):
         SelfPlayEnv("murder_most_fowl_v0", shaping=-1.0)
 
 
 # ----- the generator form that SelfPlayVecEnv drives ------------------------------------------------
 def test_reset_and_step_moves_hand_each_opponent_decision_to_the_caller():
-    env = SelfPlayEnv("chicken_v0", env_options=ONE_CARD, learner_seat=1, opponents={"baseline": 1.0})
+    env = SelfPlayEnv("chicken_v1", env_options=ONE_CARD, learner_seat=1, opponents={"baseline": 1.0})
     moves = env.reset_moves(seed=0)
     opponent, observation, mask = next(moves)
     # Seat 0 opens: its own observation and mask, not the learner's.

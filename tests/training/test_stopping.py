@@ -130,8 +130,8 @@ def test_the_league_command_says_it_was_stopped_by_sigterm(monkeypatch, tmp_path
         raise Stop(signal.SIGTERM)
 
     monkeypatch.setattr(league, "run_league", run)
-    config = Path(__file__).resolve().parents[2] / "configs/league/chicken_v0.yaml"
-    status = league.main(["--game", "chicken_v0", "--config", str(config), "--out", str(tmp_path / "l")])
+    config = Path(__file__).resolve().parents[2] / "configs/league/chicken_v1.yaml"
+    status = league.main(["--game", "chicken_v1", "--config", str(config), "--out", str(tmp_path / "l")])
     assert status == 143
     assert capsys.readouterr().err.strip() == (
         "fowlplay-league: stopped by SIGTERM; run the same command again to resume"

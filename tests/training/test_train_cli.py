@@ -63,15 +63,15 @@ def progress_rows(path: Path) -> list[dict[str, str]]:
 def chicken_run(tmp_path_factory) -> Path:
     """A finished 256-timestep Chicken run in subprocess workers (copy it before changing it)."""
     out = tmp_path_factory.mktemp("runs") / "chicken"
-    result = short_run("chicken_v0", out)
+    result = short_run("chicken_v1", out)
     assert result.returncode == 0, result.stderr
     return out
 
 
 @pytest.mark.parametrize("game", envs.ENV_NAMES)
 def test_short_run_writes_a_loadable_checkpoint(game, tmp_path, chicken_run):
-    out = chicken_run if game == "chicken_v0" else tmp_path / game
-    if game != "chicken_v0":
+    out = chicken_run if game == "chicken_v1" else tmp_path / game
+    if game != "chicken_v1":
         # In-process environments: the Chicken run and the Ctrl-C test cover subprocess workers.
         result = short_run(game, out, "--set", "vec_env=dummy")
         assert result.returncode == 0, result.stderr
@@ -120,7 +120,7 @@ def test_resume_continues_to_the_new_total(chicken_run, tmp_path):
 def stop_a_long_run(out: Path, *signals: signal.Signals, extra: tuple[str, ...] = ()) -> tuple[int, str]:
     """Start a long run, wait until it has logged twice, send `signals` to its process group (as a
     terminal's Ctrl-C or `timeout` does), and return its exit status and stderr."""
-    config = ROOT / "configs" / "chicken_v0.yaml"
+    config = ROOT / "configs" / "chicken_v1.yaml"
     command = [sys.executable, "-m", "fowlplay.training.cli", "--config", str(config), "--out", str(out)]
     command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0", *extra]
     proc = subprocess.Popen(
@@ -164,7 +164,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
 
 
 def test_existing_run_needs_resume_or_overwrite(chicken_run):
-    result = short_run("chicken_v0", chicken_run)
+    result = short_run("chicken_v1", chicken_run)
     assert result.returncode == 2
     assert (
         "already holds a run" in result.stderr

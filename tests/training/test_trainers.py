@@ -21,7 +21,7 @@ from fowlplay.training.train import resume, train
 
 #: A run of 256 decisions that snapshots, evaluates and (for dqn) learns.
 TINY = {
-    "game": "chicken_v0",
+    "game": "chicken_v1",
     "env_options": {"num_players": 2},
     "total_timesteps": 256,
     "n_envs": 2,
@@ -56,7 +56,7 @@ def test_each_trainer_writes_a_checkpoint_that_evaluation_loads_and_plays_legall
     assert read_metadata(run / "final")["config"]["trainer"] == trainer
     head = read_metadata(run)["policy"]["head"]
     assert head == ("q_values" if trainer == "dqn" else "actor_critic")
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     for spec in (f"ckpt:{run}", f"ckpt:{run}/final", f"ckpt-det:{run}"):
         agent = make_agent(spec, env, seed=0)
         env.reset(seed=1)
@@ -123,7 +123,7 @@ def dqn():
     from fowlplay.training.selfplay import SelfPlayEnv
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    vec = MaskedObservations(DummyVecEnv([lambda: SelfPlayEnv("chicken_v0")] * 2))
+    vec = MaskedObservations(DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")] * 2))
     model = MaskedDQN(
         MaskedDQNPolicy,
         vec,
@@ -213,8 +213,8 @@ def test_a_dominated_strategy_gets_no_weight():
 def test_the_pool_draws_snapshots_by_the_meta_strategy():
     from fowlplay.training.opponents import OpponentPool
 
-    aec = envs.make("chicken_v0")
-    pool = OpponentPool("chicken_v0", aec, {"random": 1.0}, network={"net_arch": [4], "activation": "tanh"})
+    aec = envs.make("chicken_v1")
+    pool = OpponentPool("chicken_v1", aec, {"random": 1.0}, network={"net_arch": [4], "activation": "tanh"})
     from fowlplay.training.policy import playing_state
 
     state = playing_state(_tiny_model(aec))
@@ -277,14 +277,14 @@ def test_a_run_keeps_and_loads_its_best_checkpoint(tmp_path, monkeypatch):
     final = read_metadata(run / "final")
     assert final["timesteps"] == 256 and final["best"]["timesteps"] == 128
     assert final["best"]["checkpoint"] == str(run / "best") and result.best["score"] == pytest.approx(0.7)
-    env = envs.make("chicken_v0")
+    env = envs.make("chicken_v1")
     assert make_agent(f"ckpt:{run}", env).policy is not make_agent(f"ckpt:{run}/final", env).policy
     rows = (run / "evaluation.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["128", "256", "256"]
 
 
 def test_ladder_scores_are_deterministic_and_a_stall_loses(monkeypatch):
-    aec = envs.make("chicken_v0")
+    aec = envs.make("chicken_v1")
     factories = ladder.ladder_factories(aec)
     first = ladder.head_to_head(aec, factories["baseline"], factories["random"], 6, ladder.EVAL_SEED)
     assert first == ladder.head_to_head(aec, factories["baseline"], factories["random"], 6, ladder.EVAL_SEED)
@@ -314,7 +314,7 @@ def test_ladder_scores_are_deterministic_and_a_stall_loses(monkeypatch):
 )
 def test_config_errors_name_what_is_allowed(changes, message):
     with pytest.raises(ConfigError, match=message):
-        from_dict({"game": "chicken_v0", **changes})
+        from_dict({"game": "chicken_v1", **changes})
 
 
 def test_list_keys_documents_the_trainer_and_its_sections():

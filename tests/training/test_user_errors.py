@@ -15,7 +15,7 @@ from fowlplay.training.config import ConfigError, from_dict, load_config
 from fowlplay.training.train import torch_device
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-CHICKEN = str(CONFIGS / "chicken_v0.yaml")
+CHICKEN = str(CONFIGS / "chicken_v1.yaml")
 #: A tiny in-process run: 256 timesteps, a checkpoint and a snapshot every 128.
 TINY = [
     "--n-envs", "2", "--no-progress", "--total-timesteps", "256",

@@ -79,7 +79,7 @@ def test_seeded_runs_replay_and_different_seeds_differ():
 
 
 def test_finished_episodes_reset_and_keep_their_last_observation():
-    vec = SelfPlayVecEnv(2, game="chicken_v0", env_options={"max_value": 3, "feet": 0, "target": 2})
+    vec = SelfPlayVecEnv(2, game="chicken_v1", env_options={"max_value": 3, "feet": 0, "target": 2})
     vec.seed(0)
     vec.reset()
     chooser = np.random.default_rng(0)
@@ -97,7 +97,7 @@ def test_finished_episodes_reset_and_keep_their_last_observation():
 
 
 def test_pool_is_shared_and_pool_methods_run_once():
-    vec = SelfPlayVecEnv(3, game="chicken_v0", opponents={"latest": 1.0, "snapshot": 1.0}, network=NETWORK)
+    vec = SelfPlayVecEnv(3, game="chicken_v1", opponents={"latest": 1.0, "snapshot": 1.0}, network=NETWORK)
     assert all(env.pool is vec.pool for env in vec.envs)
     vec.env_method("set_latest", random_state(vec, 1))
     latest = vec.pool._latest
@@ -117,7 +117,7 @@ def test_network_decisions_of_all_environments_share_one_forward_pass(monkeypatc
         return batch_probabilities(policy, observations, masks)
 
     monkeypatch.setattr(vec_env, "batch_probabilities", counted)
-    vec = SelfPlayVecEnv(8, game="chicken_v0", opponents={"latest": 1.0}, network=NETWORK, learner_seat=1)
+    vec = SelfPlayVecEnv(8, game="chicken_v1", opponents={"latest": 1.0}, network=NETWORK, learner_seat=1)
     vec.env_method("set_latest", random_state(vec, 1))
     vec.seed(0)
     vec.reset()
@@ -141,7 +141,7 @@ def test_batched_probabilities_match_one_at_a_time():
 
 
 def test_a_network_opponent_draws_from_its_own_generator():
-    env = SelfPlayEnv("chicken_v0")
+    env = SelfPlayEnv("chicken_v1")
     policy = build_policy(env.observation_space, env.action_space, **NETWORK)
     obs, _ = env.reset(seed=0)
     mask = env.action_masks()
@@ -152,8 +152,8 @@ def test_a_network_opponent_draws_from_its_own_generator():
 
 def test_errors_surface_from_the_batched_env():
     with pytest.raises(ValueError, match="n_envs"):
-        SelfPlayVecEnv(0, game="chicken_v0")
-    vec = SelfPlayVecEnv(2, game="chicken_v0", illegal_action="raise")
+        SelfPlayVecEnv(0, game="chicken_v1")
+    vec = SelfPlayVecEnv(2, game="chicken_v1", illegal_action="raise")
     vec.reset()
     from fowlplay.envs.core.errors import IllegalActionError
 
@@ -169,7 +169,7 @@ def test_a_training_run_is_deterministic_for_its_seed(tmp_path):
 
     def run(seed: int, name: str) -> dict[str, np.ndarray]:
         config = load_config(
-            Path(__file__).resolve().parents[2] / "configs" / "chicken_v0.yaml",
+            Path(__file__).resolve().parents[2] / "configs" / "chicken_v1.yaml",
             {
                 "seed": seed,
                 "out": str(tmp_path / name),

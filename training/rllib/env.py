@@ -43,7 +43,7 @@ class FowlplayMultiAgentEnv(PettingZooEnv):
         env_config = dict(env_config or {})
         self.truncation_reward = env_config.get("truncation_reward")
         aec = envs.make(
-            env_config.get("game", "chicken_v0"), illegal_action="lose", **env_config.get("env_options", {})
+            env_config.get("game", "chicken_v1"), illegal_action="lose", **env_config.get("env_options", {})
         )
         super().__init__(aec)
 
