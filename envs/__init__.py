@@ -39,6 +39,7 @@ DEPRECATED_NAMES: dict[str, str] = {
     "chicken_v0": "fowlplay.envs.chicken_v0",
     "murder_she_crows_v0": "fowlplay.envs.murder_she_crows_v0",
 }
+_SUCCESSORS = {"chicken_v0": "chicken_v1", "murder_she_crows_v0": "murder_she_crows_v1"}
 
 
 def env_module(name: str):
@@ -52,6 +53,35 @@ def env_module(name: str):
 def make(name: str, **kwargs: Any):
     """Build a registered game's AEC environment with rule options as keyword arguments."""
     return env_module(name).env(**kwargs)
+
+
+#: The batched twin of each current game: the module holding its `TwinRules` subclass `Twin`.
+_TWINS: dict[str, str] = {
+    "chicken_v1": "fowlplay.envs.chicken.twin",
+    "murder_most_fowl_v0": "fowlplay.envs.fowl.twin",
+    "murder_she_crows_v1": "fowlplay.envs.crows.twin",
+    "murray_frog_v0": "fowlplay.envs.murray.twin",
+}
+
+
+def make_jax(name: str, **options: Any):
+    """Build a game's batched JAX twin (Pgx's API: `init`, `step`, `observe`) with the same names and
+    rule options as `make`; needs the `jax` extra. Shape-changing options are fixed here."""
+    reference = make(name, **options)  # the same ValueErrors (and deprecation warning) as `make`
+    current = _SUCCESSORS.get(name, name)
+    try:
+        from fowlplay.envs.core.twin import TwinEnv
+
+        module = importlib.import_module(_TWINS[current])
+    except ImportError as err:
+        if getattr(err, "name", None) in ("jax", "jaxlib"):
+            raise ImportError(
+                "fowlplay.envs.make_jax needs JAX: pip install 'fowlplay[jax]' (or jax and jaxlib)"
+            ) from err
+        raise
+    game = reference.unwrapped
+    rules = module.Twin(game.options, game.observer, game.game_cls.action_layout(game.options))
+    return TwinEnv(rules, reference.metadata["name"])
 
 
 def player_counts(name: str) -> range:
@@ -88,5 +118,6 @@ __all__ = [
     "UnknownAgentError",
     "env_module",
     "make",
+    "make_jax",
     "player_counts",
 ]

@@ -1,0 +1,260 @@
+"""The batched twins' shared base: Pgx's API over one game's pure JAX functions.
+
+A game's twin (`envs/<game>/twin.py`) is a `TwinRules`: pure functions on its own `GameState`
+pytree (init, step, legal mask, observe, returns) plus a converter from the reference engine's
+state. `TwinEnv` wraps it once for every game with Pgx's `Env` semantics:
+
+- `init(key) -> State`, `step(state, action, key) -> State`, `observe(state, player_id)`;
+- a finished state steps to itself with zero rewards;
+- an illegal action ends the game at once: the actor gets -1, the others share +1 (the AEC env's
+  `illegal_action="lose"`);
+- once terminated, `legal_action_mask` is all True (Pgx's convention, so that normalising masked
+  probabilities never divides by zero).
+
+Everything here is jit- and vmap-safe: no Python branching on traced values. This module imports
+jax; `import fowlplay.envs` never imports it (`fowlplay.envs.make_jax` does, when called).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def pytree_dataclass(cls: type) -> type:
+    """A frozen dataclass registered as a JAX pytree (every field is data), with `replace`."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    cls.replace = dataclasses.replace
+    names = [field.name for field in dataclasses.fields(cls)]
+    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+
+
+@pytree_dataclass
+class State:
+    """Pgx's `State`: the acting player's view and mask, this step's rewards, the done flags."""
+
+    current_player: jax.Array  # int32 seat whose decision it is (meaningless once done)
+    observation: jax.Array  # float32 observation of `current_player`
+    legal_action_mask: jax.Array  # bool, one per action; all True once done
+    rewards: jax.Array  # float32, one per player: this step's rewards (non-zero only at the end)
+    terminated: jax.Array  # bool: the game ended by its rules (or by an illegal action)
+    truncated: jax.Array  # bool: the game was cut off by a cap with cap_ending="draw"
+    _step_count: jax.Array  # int32 decisions taken
+    _chance: jax.Array  # bool: the last step drew fresh chance (the alignment suite re-syncs there)
+    _game: Any  # the game's own GameState pytree
+
+
+def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """Leaf-wise `jnp.where` of two pytrees of the same structure (a scalar condition)."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
+
+
+def win_rewards(winners: jax.Array) -> jax.Array:
+    """The zero-sum win reward of `envs.core.rewards.win_rewards` from a bool mask of winners."""
+    n = winners.shape[0]
+    k = winners.sum().astype(jnp.float32)
+    share = (n - k) / (k * (n - 1))
+    loss = jnp.float32(-1.0 / (n - 1))
+    rewards = jnp.where(winners, share, loss).astype(jnp.float32)
+    return jnp.where((k == 0) | (k == n), jnp.zeros(n, jnp.float32), rewards)
+
+
+def best_players(scores: jax.Array, eligible: jax.Array | None = None) -> jax.Array:
+    """Bool mask of the seats holding the highest score among `eligible` (all seats by default)."""
+    eligible = jnp.ones(scores.shape, bool) if eligible is None else eligible
+    low = jnp.iinfo(jnp.int32).min if jnp.issubdtype(scores.dtype, jnp.integer) else -jnp.inf
+    top = jnp.where(eligible, scores, low).max()
+    return eligible & (scores == top)
+
+
+def score_rewards(scores: jax.Array, scale: float) -> jax.Array:
+    """`envs.core.rewards.score_rewards` for integer scores: (s - mean of the others) / scale.
+
+    Written as one division of exact integers, so it rounds once, as the reference's float64
+    result rounded to float32 does.
+    """
+    n = scores.shape[0]
+    scores = scores.astype(jnp.int32)
+    numerator = scores * (n - 1) - (scores.sum() - scores)
+    return (numerator.astype(jnp.float32) / jnp.float32((n - 1) * scale)).astype(jnp.float32)
+
+
+def final_rewards(scores: jax.Array, reward_mode: str, scale: float) -> jax.Array:
+    """`envs.core.rewards.final_rewards` for a game that ended by its rules (not truncated)."""
+    if reward_mode == "score":  # an option: fixed when the twin is made, never traced
+        return score_rewards(scores, scale)
+    return win_rewards(best_players(scores))
+
+
+class TwinRules(abc.ABC):
+    """One game's pure JAX functions; a twin reads its sizes from the reference's layouts."""
+
+    def __init__(self, options: Any, observer: Any, layout: Any) -> None:
+        #: The reference's validated options, `Observer` (pieces and offsets) and `ActionLayout`.
+        self.options, self.observer, self.layout = options, observer, layout
+        self.num_players: int = options.num_players
+        self.num_actions: int = layout.size
+        self.observation_size: int = observer.size
+
+    def piece(self, name: str) -> slice:
+        """The reference observer's slice of the named observation piece."""
+        return self.observer.offsets[name]
+
+    @abc.abstractmethod
+    def init(self, key: jax.Array) -> Any:
+        """A freshly dealt GameState."""
+
+    @abc.abstractmethod
+    def step(self, game: Any, action: jax.Array, key: jax.Array) -> tuple[Any, jax.Array]:
+        """Apply a legal action (and the chance and forced steps it sets off): (GameState, drew chance)."""
+
+    @abc.abstractmethod
+    def legal_mask(self, game: Any) -> jax.Array:
+        """Bool mask of the acting player's legal actions."""
+
+    @abc.abstractmethod
+    def observe(self, game: Any, player: jax.Array) -> jax.Array:
+        """`player`'s float32 observation, equal to the reference observer's bit for bit."""
+
+    @abc.abstractmethod
+    def current_player(self, game: Any) -> jax.Array:
+        """The acting seat (int32)."""
+
+    @abc.abstractmethod
+    def terminal(self, game: Any) -> jax.Array:
+        """True once the game ended by its rules (a cap with cap_ending="standings" included)."""
+
+    @abc.abstractmethod
+    def truncated(self, game: Any) -> jax.Array:
+        """True once a cap cut the game off with cap_ending="draw"."""
+
+    @abc.abstractmethod
+    def returns(self, game: Any) -> jax.Array:
+        """float32 final rewards of a finished game (0 for everyone when truncated)."""
+
+    @abc.abstractmethod
+    def from_reference(self, game: Any) -> Any:
+        """The GameState of a reference engine's game (numpy in, arrays out; not traced)."""
+
+    def public(self, game: Any) -> Any:
+        """The facts every seat knows (compared where a step drew fresh chance); the whole state by
+        default, which a game with hidden chance outcomes narrows."""
+        return game
+
+
+class TwinEnv:
+    """Pgx's `Env` API over a `TwinRules`: the same shapes for every game, jit- and vmap-safe."""
+
+    def __init__(self, rules: TwinRules, name: str) -> None:
+        self.rules = rules
+        self.name = name
+        #: Pgx's identifiers: `id` is the registered name, `version` its `_vN` suffix.
+        self.id = name
+        self.version = name.rsplit("_", 1)[-1]
+        self.num_players = rules.num_players
+        self.num_actions = rules.num_actions
+        self.observation_shape = (rules.observation_size,)
+
+    def __repr__(self) -> str:
+        return f"TwinEnv({self.id!r}, num_players={self.num_players})"
+
+    # ----- Pgx's API ----------------------------------------------------------------------
+    def init(self, key: jax.Array) -> State:
+        """A new game dealt from `key`."""
+        return self._state(self.rules.init(key), jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+
+    def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
+        """Apply the acting player's action; an illegal one loses the game; a done state stays done."""
+        if key is None:
+            key = jax.random.PRNGKey(0)  # Pgx allows no key; our games draw chance, so pass one
+        action = jnp.asarray(action, jnp.int32)
+        done = state.terminated | state.truncated
+        in_range = (action >= 0) & (action < self.num_actions)
+        legal = in_range & state.legal_action_mask[jnp.clip(action, 0, self.num_actions - 1)]
+        illegal = ~done & ~legal
+        # The game is stepped with a legal action whatever happens (its result is dropped below).
+        safe = jnp.where(legal, action, jnp.argmax(state.legal_action_mask)).astype(jnp.int32)
+        game, chance = self.rules.step(state._game, safe, key)
+        keep = done | illegal
+        game = tree_where(keep, state._game, game)
+        stepped = self._state(game, state._step_count + (~done).astype(jnp.int32), chance & ~keep)
+        forfeit = self._forfeit(state, state.current_player)
+        after = tree_where(illegal, forfeit, stepped)
+        return tree_where(done, state.replace(rewards=jnp.zeros_like(state.rewards)), after)
+
+    def observe(self, state: State, player_id: jax.Array) -> jax.Array:
+        """`player_id`'s observation of the state (what that seat may know)."""
+        return self.rules.observe(state._game, jnp.asarray(player_id, jnp.int32))
+
+    # ----- the reference's states ---------------------------------------------------------
+    def from_reference(self, game: Any, step_count: int = 0) -> State:
+        """The State of a reference engine's game (for the alignment suite and for starting a
+        batch from chosen deals); not traced."""
+        return self._state(
+            self.rules.from_reference(game), jnp.asarray(step_count, jnp.int32), jnp.zeros((), bool)
+        )
+
+    # ----- plumbing -----------------------------------------------------------------------
+    def _state(self, game: Any, step_count: jax.Array, chance: jax.Array) -> State:
+        rules = self.rules
+        terminated, truncated = rules.terminal(game), rules.truncated(game)
+        over = terminated | truncated
+        player = rules.current_player(game).astype(jnp.int32)
+        mask = rules.legal_mask(game) | over  # all True once done (Pgx)
+        rewards = jnp.where(over, rules.returns(game), jnp.zeros(self.num_players, jnp.float32))
+        return State(
+            current_player=player,
+            observation=rules.observe(game, player),
+            legal_action_mask=mask,
+            rewards=rewards.astype(jnp.float32),
+            terminated=terminated,
+            truncated=truncated & ~terminated,
+            _step_count=step_count,
+            _chance=chance,
+            _game=game,
+        )
+
+    def _forfeit(self, state: State, actor: jax.Array) -> State:
+        n = self.num_players
+        seats = jnp.arange(n)
+        rewards = jnp.where(seats == actor, jnp.float32(-1.0), jnp.float32(1.0 / (n - 1)))
+        return state.replace(
+            rewards=rewards.astype(jnp.float32),
+            terminated=jnp.ones((), bool),
+            truncated=jnp.zeros((), bool),
+            legal_action_mask=jnp.ones_like(state.legal_action_mask),
+            _step_count=state._step_count + 1,
+            _chance=jnp.zeros((), bool),
+        )
+
+
+def auto_reset(env: TwinEnv):
+    """A step function that deals a new game from `key` when a game ends (Pgx's `auto_reset`):
+    the returned state of a final step is the new deal, carrying that step's rewards and done
+    flags; the next step clears them."""
+
+    def step(state: State, action: jax.Array, key: jax.Array) -> State:
+        step_key, deal_key = jax.random.split(key)
+        state = state.replace(
+            terminated=jnp.zeros_like(state.terminated),
+            truncated=jnp.zeros_like(state.truncated),
+            rewards=jnp.zeros_like(state.rewards),
+        )
+        state = env.step(state, action, step_key)
+        over = state.terminated | state.truncated
+        fresh = env.init(deal_key).replace(
+            rewards=state.rewards, terminated=state.terminated, truncated=state.truncated
+        )
+        return tree_where(over, fresh, state)
+
+    return step
+
+
+def as_array(values: Any, dtype: Any) -> jax.Array:
+    """A converter's helper: a Python or numpy value as a JAX array of `dtype`."""
+    return jnp.asarray(np.asarray(values, dtype=dtype))
