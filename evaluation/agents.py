@@ -4,6 +4,10 @@ A spec is `[LABEL=]KIND` where KIND is one of
 
     random             uniformly random among the legal actions (`envs.core.agents.RandomAgent`)
     baseline           the game's rule-based `BaselineAgent`
+    baseline-v0        Chicken's baseline as it was before issue 32, frozen (`BaselineAgentV0`: it
+                       loses to always passing), kept to test that exploit search finds that
+    probe:NAME         a trivial probe policy (`evaluation.probes`: first, last, random, one per
+                       action block such as probe:pass, and the game's own; `probe_names(game)`)
     ckpt:PATH          a trained checkpoint, sampling from its policy (the default)
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
     ismcts:N[:...]     information-set MCTS, N simulations per decision (`evaluation.ismcts`;
@@ -30,10 +34,13 @@ from pathlib import Path
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
 
-BUILTIN_KINDS = ("random", "baseline")
+BUILTIN_KINDS = ("random", "baseline", "baseline-v0")
+PROBE_PREFIX = "probe:"
 CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
 ACCEPTED = (
     "random, baseline, ckpt:PATH (sampling), ckpt-det:PATH (deterministic), "
+    "probe:NAME (a trivial probe policy; python -m fowlplay.evaluation.probes lists each game's), "
+    "baseline-v0 (Chicken's baseline before issue 32, frozen), "
     "ismcts:N[:random][:hK][:mX][:vK] (information-set search, N simulations per decision; random "
     "rollouts, horizon K decisions, margin X, K validation simulations), or an existing "
     "checkpoint PATH (.zip, .json, their stem, or a training run directory); "
@@ -50,7 +57,8 @@ class AgentSpec:
     """One parsed agent spec: its label, kind and (for checkpoints) path and sampling mode."""
 
     label: str
-    kind: str  # "random", "baseline", "checkpoint" or "ismcts"
+    kind: str  # "random", "baseline", "baseline-v0", "probe", "checkpoint" or "ismcts"
+    #: A checkpoint's path, or a probe's name.
     path: str | None = None
     deterministic: bool = False
     text: str = ""
@@ -108,6 +116,11 @@ def parse_spec(text: str) -> AgentSpec:
         label, kind = "", text
     if kind in BUILTIN_KINDS:
         return AgentSpec(label or kind, kind, text=text)
+    if kind.startswith(PROBE_PREFIX):
+        name = kind[len(PROBE_PREFIX) :]
+        if not name:
+            raise AgentSpecError(f"agent spec {text!r} names no probe; accepted: {ACCEPTED}")
+        return AgentSpec(label or kind, "probe", name, text=text)
     if kind.startswith("ismcts:"):
         from fowlplay.evaluation.ismcts import parse_settings
 
@@ -169,6 +182,21 @@ def check_spec(spec: AgentSpec, env) -> None:
         name = env.metadata["name"]
         if not hasattr(envs.env_module(name), "BaselineAgent"):
             raise AgentSpecError(f"{name} has no baseline agent; accepted: {ACCEPTED}")
+    if spec.kind == "baseline-v0":
+        name = env.metadata["name"]
+        if not hasattr(envs.env_module(name), "BaselineAgentV0"):
+            raise AgentSpecError(
+                f"{name} has no frozen baseline-v0 (only Chicken keeps one); use baseline; accepted: {ACCEPTED}"
+            )
+    if spec.kind == "probe":
+        from fowlplay.evaluation.probes import probe_names
+
+        name = env.metadata["name"]
+        if spec.path not in probe_names(name):
+            raise AgentSpecError(
+                f"agent spec {spec.text!r}: {name} has no probe {spec.path!r}; its probes: "
+                f"{', '.join(probe_names(name))}"
+            )
     if spec.kind != "checkpoint":
         return
     checkpoint = _checkpoint_module()
@@ -229,6 +257,12 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
         return RandomAgent(seed)
     if spec.kind == "baseline":
         return envs.env_module(env.metadata["name"]).BaselineAgent(env.unwrapped.options, seed=seed)
+    if spec.kind == "baseline-v0":
+        return envs.env_module(env.metadata["name"]).BaselineAgentV0(env.unwrapped.options, seed=seed)
+    if spec.kind == "probe":
+        from fowlplay.evaluation.probes import make_probe
+
+        return make_probe(env.metadata["name"], spec.path, env.unwrapped.options, seed)
     if spec.kind == "ismcts":
         from fowlplay.evaluation.ismcts import make_ismcts_agent
 

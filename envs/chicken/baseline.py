@@ -117,3 +117,81 @@ class BaselineAgent(Agent):
                 after = my_sum + drawn_points + (bonus if feet_after == 1 else 0)
             gain += p * (after - before + target * ((after >= need) - reached_before))
         return gain
+
+
+class BaselineAgentV0(Agent):
+    """The baseline as it was before issue 32, frozen: always passing beats it at two players.
+
+    Kept unchanged (agent spec `baseline-v0`) so that a test can show an exploit search finds that.
+    """
+
+    name = "baseline-v0"
+
+    def __init__(self, options: ChickenOptions | None = None, seed: int | None = None) -> None:
+        self.options = options or ChickenOptions()
+        self.observer = ChickenObserver(self.options)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The legal bid with the best expected gain if it beats the value of passing, else pass."""
+        opts = self.options
+        parts = self.observer.decode(observation)
+        feet = np.rint(parts["feet"] * 2).astype(int)
+        # Sums and scores are whole numbers; rounding undoes the float32 scaling exactly.
+        my_sum = round(float(parts["my_round_points"][0]) * opts.target)
+        need = opts.target - round(float(parts["scores"][0]) * opts.target)
+        deck = round(parts["deck_size"][0] * opts.deck_size)
+        feet_left = round(parts["feet_in_deck"][0] * opts.feet)
+        unseen = parts["unseen_numbers"] * opts.copies_per_value
+        values = np.arange(1, opts.max_value + 1)
+        mean_value = float(unseen @ values / unseen.sum()) if unseen.sum() > 0 else 0.0
+        max_bid = min(deck, opts.bid_cap)
+        gains = [
+            self._expected_gain(bid, deck, feet_left, int(feet[0]), my_sum, mean_value, need)
+            for bid in range(1, max_bid + 1)
+        ]
+        if not gains:
+            return 0
+        best_bid = int(np.argmax(gains)) + 1
+        # Who draws if I pass: the high bidder their bid, or (no bid yet) someone my best bid.
+        bidders = np.flatnonzero(parts["high_bidder"])
+        if bidders.size:
+            drawer_feet = int(feet[bidders[0]])
+            drawn = round(parts["current_bid"][0] * opts.bid_cap)
+        else:
+            drawer_feet, drawn = 0, best_bid
+        round_goes_on = sum(_feet_law(deck, feet_left, drawn)[: max(0, 2 - drawer_feet)])
+        pass_value = round_goes_on * max(0.0, gains[best_bid - 1]) / (opts.num_players - 1)
+        best_action, best_value = 0, pass_value
+        for bid in np.flatnonzero(action_mask[1:]) + 1:
+            if gains[bid - 1] > best_value:
+                best_action, best_value = int(bid), gains[bid - 1]
+        return best_action
+
+    def _expected_gain(
+        self,
+        bid: int,
+        deck: int,
+        feet_left: int,
+        my_feet: int,
+        my_sum: float,
+        mean_value: float,
+        need: float,
+    ) -> float:
+        """Expected change of my round result if I draw `bid` cards now, with the target bonus.
+
+        `need` is the round result that would bring my score to the target.
+        """
+        bonus = self.options.foot_bonus
+        target = self.options.target
+        before = my_sum + (bonus if my_feet == 1 else 0)
+        reached_before = before >= need
+        gain = 0.0
+        for feet_drawn, p in enumerate(_feet_law(deck, feet_left, bid)):
+            drawn_points = (bid - feet_drawn) * mean_value
+            feet_after = my_feet + feet_drawn
+            if feet_after >= 2:
+                after = -(my_sum + drawn_points)
+            else:
+                after = my_sum + drawn_points + (bonus if feet_after == 1 else 0)
+            gain += p * (after - before + target * ((after >= need) - reached_before))
+        return gain

@@ -1,0 +1,271 @@
+"""Trivial probe policies: one-line strategies a baseline (or any agent) must beat.
+
+A probe is an agent spec, `probe:NAME`, usable wherever a spec is (`fowlplay-eval --agents`,
+`fowlplay-exploit`, a league's ladder). Every game has
+
+    first          the legal action with the lowest id
+    last           the legal action with the highest id
+    random         uniformly random among the legal actions
+    BLOCK          for each block of the game's `ActionLayout` (`pass`, `stop`, `murder`, ...):
+                   a uniformly random legal action of that block whenever one is legal, else a
+                   uniformly random legal action ("always pass", "always stop", ...)
+
+and a game may add its own (`GAME_PROBES`): Chicken's `raise-by-one` (outbid by one, pass only
+when no bid is left: the staller that drew every capped game), `bid-max` (always the highest bid)
+and Crows' `never-score` (random, but never scores a pile). `probe_names(game)` lists them.
+Probes see only their own observation's action mask, and draw their random numbers from their
+own generator, reseeded by `reset(seed)`: a seeded game is the same game every time.
+
+    python -m fowlplay.evaluation.probes --table
+
+plays every probe against every rule-based baseline at every player count (the probe in one
+seat, the baseline in the others, duplicate and seat-rotated; `probe_table`) and prints the
+Markdown table of docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from fowlplay import envs
+from fowlplay.envs.core.actions import ActionLayout
+from fowlplay.envs.core.agents import Agent
+
+#: Probes every game has (besides one per action block).
+COMMON_PROBES = ("first", "last", "random")
+
+
+class ProbeError(ValueError):
+    """A probe name the game does not have."""
+
+
+def _legal(action_mask: np.ndarray) -> np.ndarray:
+    legal = np.flatnonzero(action_mask)
+    if legal.size == 0:
+        raise ValueError("the action mask is empty: this probe has no decision to make")
+    return legal
+
+
+class ProbeAgent(Agent):
+    """A trivial policy: `choose(legal action ids, rng)` picks one of the legal actions."""
+
+    def __init__(
+        self, name: str, choose: Callable[[np.ndarray, np.random.Generator], int], seed=None
+    ) -> None:
+        self.name = f"probe:{name}"
+        self._choose = choose
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the probe's own generator."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The probe's legal action."""
+        return int(self._choose(_legal(action_mask), self.rng))
+
+
+def _first(legal: np.ndarray, rng: np.random.Generator) -> int:
+    return legal[0]
+
+
+def _last(legal: np.ndarray, rng: np.random.Generator) -> int:
+    return legal[-1]
+
+
+def _uniform(legal: np.ndarray, rng: np.random.Generator) -> int:
+    return legal[rng.integers(legal.size)]
+
+
+def _preferring(start: int, stop: int) -> Callable[[np.ndarray, np.random.Generator], int]:
+    """Random among the legal ids in [start, stop) when there are any, else random among all."""
+
+    def choose(legal: np.ndarray, rng: np.random.Generator) -> int:
+        inside = legal[(legal >= start) & (legal < stop)]
+        return _uniform(inside if inside.size else legal, rng)
+
+    return choose
+
+
+def _avoiding(ids: tuple[int, ...]) -> Callable[[np.ndarray, np.random.Generator], int]:
+    """Random among the legal ids not in `ids` when there are any, else random among all."""
+
+    def choose(legal: np.ndarray, rng: np.random.Generator) -> int:
+        outside = legal[~np.isin(legal, ids)]
+        return _uniform(outside if outside.size else legal, rng)
+
+    return choose
+
+
+def _raise_by_one(legal: np.ndarray, rng: np.random.Generator) -> int:
+    # Chicken: id 0 passes, id k bids k, and the legal bids are current + 1 and up.
+    bids = legal[legal > 0]
+    return bids[0] if bids.size else 0
+
+
+def _chicken_probes(layout: ActionLayout) -> dict[str, Callable]:
+    return {"raise-by-one": _raise_by_one, "bid-max": _last}
+
+
+def _crows_probes(layout: ActionLayout) -> dict[str, Callable]:
+    return {"never-score": _avoiding((layout["score_run"].start, layout["score_set"].start))}
+
+
+#: Probes a game adds to the common ones, from its action layout (keyed by the rules' family).
+GAME_PROBES: dict[str, Callable[[ActionLayout], dict[str, Callable]]] = {
+    "chicken": _chicken_probes,
+    "crows": _crows_probes,
+}
+
+
+def _family(game: str) -> str:
+    """`chicken` for chicken_v0 / chicken_v1, ...: the package holding the game's rules."""
+    return envs.env_module(game).raw_env.__module__.split(".")[-2]
+
+
+def _layout(game: str, options=None) -> ActionLayout:
+    raw = envs.env_module(game).raw_env
+    if options is None:
+        options = raw.options_cls()
+    return raw.game_cls.action_layout(options)
+
+
+def _policies(game: str, options=None) -> dict[str, Callable]:
+    layout = _layout(game, options)
+    policies: dict[str, Callable] = {"first": _first, "last": _last, "random": _uniform}
+    for block in layout.blocks:
+        policies[block.name] = _preferring(block.start, block.stop)
+    extra = GAME_PROBES.get(_family(game))
+    if extra is not None:
+        policies.update(extra(layout))
+    return policies
+
+
+def probe_names(game: str) -> list[str]:
+    """Every probe of `game`: first, last, random, one per action block, then the game's own."""
+    return list(_policies(game))
+
+
+def make_probe(game: str, name: str, options=None, seed: int | None = None) -> ProbeAgent:
+    """The probe `name` for `game` (with the env's rule options, which decide the action layout)."""
+    policies = _policies(game, options)
+    if name not in policies:
+        raise ProbeError(f"{game} has no probe {name!r}; its probes: {', '.join(policies)}")
+    return ProbeAgent(name, policies[name], seed)
+
+
+# ----- the probe table --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProbeRow:
+    """How one baseline did against one probe at one player count (the baseline's view)."""
+
+    game: str
+    players: int
+    probe: str
+    games: int
+    #: The baseline seats' mean reward per game (zero-sum win reward: fair share is 0).
+    baseline_reward: float
+    #: Share of the games a baseline seat won (ties share), and its fair share (n-1)/n.
+    baseline_wins: float
+    fair_wins: float
+    #: Games that reached a cap.
+    capped: int
+
+    @property
+    def holds(self) -> bool:
+        """The bar: the baseline gets at least its fair share, in reward and in wins."""
+        return self.baseline_reward >= 0 and self.baseline_wins >= self.fair_wins - 1e-9
+
+
+def probe_row(game: str, players: int, probe: str, matches: int, seed: int = 0, options=None) -> ProbeRow:
+    """Play `probe` alone against the baseline (one-vs-rest, every rotation) for `matches` deals."""
+    from fowlplay.evaluation.agents import parse_specs
+    from fowlplay.evaluation.matches import EvalConfig, TablePlayer, plan
+
+    config = EvalConfig(
+        game=game,
+        agents=tuple(parse_specs([f"probe:{probe}", "baseline"])),
+        matches=matches,
+        players=players,
+        seed=seed,
+        options=dict(options or {}),
+        seating="one-vs-rest",
+    )
+    player = TablePlayer(config)
+    reward = wins = 0.0
+    capped = games = 0
+    for task in plan(config):
+        row = player.play(task)
+        if row["error"]:
+            raise RuntimeError(f"{game} probe:{probe} vs baseline: {row['error']}")
+        baseline = [i for i, label in enumerate(row["seats"]) if label == "baseline"]
+        returns = row["returns"]
+        best = max(returns)
+        winners = [i for i, r in enumerate(returns) if r == best and r > 0] if best > 0 else []
+        reward += sum(returns[i] for i in baseline) / len(baseline)
+        wins += sum(1 for i in baseline if i in winners) / len(winners) if winners else 0.0
+        capped += int(row["truncated"] or getattr(player.env.unwrapped.game, "_capped", False))
+        games += 1
+    return ProbeRow(
+        game, players, probe, games, reward / games, wins / games, (players - 1) / players, capped
+    )
+
+
+def probe_table(games=None, matches: int = 50, seed: int = 0) -> list[ProbeRow]:
+    """Every probe of every game against its baseline at every player count."""
+    rows = []
+    for game in games or envs.ENV_NAMES:
+        for players in envs.player_counts(game):
+            for probe in probe_names(game):
+                rows.append(probe_row(game, players, probe, matches, seed))
+    return rows
+
+
+def markdown(rows: list[ProbeRow]) -> str:
+    """The table as Markdown: one line per game, probe and player count."""
+    lines = [
+        "| game | players | probe | games | baseline reward | baseline wins (fair) | capped | bar |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.game} | {r.players} | `{r.probe}` | {r.games} | {r.baseline_reward:+.3f} | "
+            f"{r.baseline_wins:.3f} ({r.fair_wins:.3f}) | {r.capped} | {'holds' if r.holds else 'FAILS'} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m fowlplay.evaluation.probes`: list the probes, or play and print the probe table."""
+    parser = argparse.ArgumentParser(
+        prog="python -m fowlplay.evaluation.probes", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--game", action="append", choices=envs.ENV_NAMES, help="a game (repeat; default all)"
+    )
+    parser.add_argument("--table", action="store_true", help="play every probe against the baseline")
+    parser.add_argument("--matches", type=int, default=50, help="deals per probe and player count [50]")
+    parser.add_argument("--seed", type=int, default=0, help="root seed [0]")
+    args = parser.parse_args(argv)
+    if args.matches < 1:
+        parser.error(f"--matches must be a positive integer; got {args.matches}")
+    games = args.game or list(envs.ENV_NAMES)
+    if not args.table:
+        for game in games:
+            print(f"{game}: {', '.join(probe_names(game))}")
+        return 0
+    rows = probe_table(games, args.matches, args.seed)
+    print(markdown(rows))
+    failed = [r for r in rows if not r.holds]
+    if failed:
+        print(f"\n{len(failed)} of {len(rows)} rows fail the bar", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
