@@ -9,12 +9,19 @@ actions. The command line is `fowlplay-check` (`python -m fowlplay.envs.checks`)
 explains every check.
 """
 
-from fowlplay.envs.checks.aec import CHECK_NAMES, TargetError, check_aec_env, resolve_target
+from fowlplay.envs.checks.aec import (
+    CHECK_NAMES,
+    CONVENTION_CHECKS,
+    TargetError,
+    check_aec_env,
+    resolve_target,
+)
 from fowlplay.envs.checks.policy import PolicyReport, check_policy
 from fowlplay.envs.checks.report import FAIL, PASS, SKIPPED, CheckReport, CheckResult
 
 __all__ = [
     "CHECK_NAMES",
+    "CONVENTION_CHECKS",
     "FAIL",
     "PASS",
     "SKIPPED",

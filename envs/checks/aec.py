@@ -7,9 +7,14 @@ decisions of the walk by replaying its actions, and try each candidate on a `clo
 env has one, else on a fresh env replayed to the same decision. Budgets are games and decisions.
 
 An action is *refused* when `step` raises, or sets an info key naming "illegal" (fowlplay's
-`illegal_action="lose"`), or - for a masked-out action only - ends the game at once with a
-negative reward for the actor (PettingZoo classic's `TerminateIllegalWrapper`, which sets no
-flag). A legal action that ends the game with the actor losing is an ordinary result.
+`illegal_action="lose"`), or logs PettingZoo's illegal-move warning (classic's
+`TerminateIllegalWrapper`, which ends the game with the actor losing). A masked-out action that
+`step` accepts silently, even one that ends the game with the actor losing, fails `mask_exact`: an
+unannounced loss is what a rules bug looks like (a fold the mask hides, accepted at any time).
+A legal action that ends the game with the actor losing is an ordinary result.
+
+Most checks are of PettingZoo's API and its action-mask convention; `CONVENTION_CHECKS` go beyond
+it (fowlplay's own contract), so a correct PettingZoo env may fail them, and a report says so.
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ from fowlplay.envs.checks.report import FAIL, PASS, SKIPPED, CheckReport, CheckR
 
 #: The checks that read the action mask; skipped when the env does not follow the dict convention.
 MASK_CHECKS = ("mask_shape_dtype", "acting_has_legal", "waiting_masks_zero", "mask_exact")
+#: Checks of fowlplay's own contract, beyond what PettingZoo's API promises (a correct PettingZoo env,
+#: such as classic's `leduc_holdem_v4`, which shows a waiting player its legal actions, may fail them).
+CONVENTION_CHECKS = ("waiting_masks_zero", "clone_independent", "no_leak", "redeal_changes_hidden")
+#: PettingZoo's `EnvLogger.warn_on_illegal_move` text, as `TerminateIllegalWrapper` logs it.
+_ILLEGAL_WARNING = "illegal move made"
 
 _TARGET_FORMAT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -226,29 +236,51 @@ def _quick_key(obs: Any) -> int:
     return hash(_fingerprint(obs))
 
 
-def _illegal_flag(env) -> str | None:
-    """The first info key (of any agent) whose name holds 'illegal' and whose value is truthy."""
+def _illegal_flag(env) -> tuple[str, Any] | None:
+    """(agent, key) of the first info key (of any agent) whose name holds 'illegal' and whose value is truthy."""
     for agent, info in getattr(env, "infos", {}).items():
         if not info:
             continue
         for key, value in info.items():
             if "illegal" in str(key).lower() and value:
-                return f"infos[{agent!r}][{key!r}]"
+                return agent, key
     return None
 
 
-def _try_action(env, agent: str, action: int) -> tuple[str | None, bool]:
-    """Step `action` on a throwaway env: (why it was refused or None, whether the game ended at once
+def _logged_messages() -> list:
+    """PettingZoo's `EnvLogger` queue: every warning its envs and wrappers have logged, in order."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    return EnvLogger.mqueue
+
+
+def _try_action(env, agent: str, action: int) -> tuple[Refusal | None, bool]:
+    """Step `action` on a throwaway env: (how it was refused, or None; whether the game ended at once
     with a negative reward for the actor)."""
+    logged = _logged_messages()
+    before = len(logged)
     try:
         env.step(action)
     except Exception as err:
-        return f"step raised {type(err).__name__}: {_one_line(err)}", False
+        return Refusal(f"step raised {type(err).__name__}", f": {_one_line(err)}"), False
     flag = _illegal_flag(env)
     if flag:
-        return f"step set {flag}", False
+        return Refusal(f"step set info key {flag[1]!r}", f" (infos[{flag[0]!r}])"), False
+    if any(_ILLEGAL_WARNING in str(message).lower() for message in logged[before:]):
+        return Refusal("PettingZoo's illegal-move warning"), False
     lost = float(env.rewards.get(agent, 0.0)) < 0
     return None, lost and all(env.terminations.get(a) or env.truncations.get(a) for a in env.agents)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """How `step` refused an action: `how` names the kind (counted per kind), `detail` adds this case."""
+
+    how: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return self.how + self.detail
 
 
 # ----- the walk ---------------------------------------------------------------------------------
@@ -635,6 +667,8 @@ def check_mask_exact(run: Run) -> CheckResult:
         tally.fail(walked.message, **walked.evidence)
     rng = np.random.default_rng([s.seed, 1])
     tried = {"decisions": 0, "actions": 0}
+    #: How masked-out actions were refused: kind -> count (reported by name in the message).
+    refusals: dict[str, int] = {}
 
     def candidates(mask: np.ndarray) -> list[int]:
         legal, illegal = np.flatnonzero(mask), np.flatnonzero(mask == 0)
@@ -659,7 +693,16 @@ def check_mask_exact(run: Run) -> CheckResult:
             where = {"seed": record.seed, "step": step, "agent": agent, "action": action}
             if mask[action] and refused:
                 tally.fail(f"action {action} is legal in the mask but was refused: {refused}", **where)
-            elif not mask[action] and not refused and not lost_at_once:
+            elif not mask[action] and refused:
+                refusals[refused.how] = refusals.get(refused.how, 0) + 1
+            elif not mask[action] and lost_at_once:
+                tally.fail(
+                    f"action {action} is masked out, yet step accepted it and ended the game with {agent} "
+                    "losing, without announcing an illegal move (no exception, no info key naming "
+                    "'illegal', no PettingZoo illegal-move warning): a silent loss, as from a rules bug",
+                    **where,
+                )
+            elif not mask[action]:
                 tally.fail(f"action {action} is masked out but step accepted it", **where)
 
     picks = _pick(run, s.exact_decisions, lambda rec, i: rec.has_legal[i])
@@ -668,9 +711,13 @@ def check_mask_exact(run: Run) -> CheckResult:
     except _DivergedError as err:
         return _diverged_skip("mask_exact", err)
     how = "on clones" if run.has_clone else "on replays from the same seed"
+    refused = ", ".join(
+        f"{kind} ({count})" for kind, count in sorted(refusals.items(), key=lambda kv: -kv[1])
+    )
+    said = f"; masked-out actions refused by: {refused}" if refused else ""
     return tally.result(
-        f"the mask was exact at {tried['decisions']} decisions ({tried['actions']} actions tried {how})",
-        dict(tried),
+        f"the mask was exact at {tried['decisions']} decisions ({tried['actions']} actions tried {how}){said}",
+        {**tried, "refusals": dict(refusals)},
     )
 
 
@@ -1050,33 +1097,40 @@ def check_aec_env(
         },
     )
     with _quiet():
-        convention = _guarded("dict_convention", check_dict_convention, run)
-        run.convention = run.convention and convention.status == PASS
-        report.results.append(convention)
-        run.has_clone = callable(getattr(run.target.make(), "clone", None))
-        try:
-            _walk(run)
-        except Exception as err:  # reset or observe raised: the walk is cut short, games_end says so
-            games = len(run.games)
-            run.tally("games_end").fail(
-                f"the walk stopped: the env raised {type(err).__name__}: {_one_line(err)}",
-                seed=run.games[-1].seed if games else seed,
-                step=len(run.games[-1].agents) if games else 0,
-            )
-        for check_name, check in list(CHECKS.items())[1:]:
-            if check_name in skip:
-                report.results.append(CheckResult(check_name, SKIPPED, "skipped on request"))
-            elif not run.convention and check_name in (*MASK_CHECKS, "observation_in_space"):
-                report.results.append(
-                    CheckResult(
-                        check_name,
-                        SKIPPED,
-                        "the env does not follow the {'observation', 'action_mask'} convention",
-                    )
-                )
-            else:
-                report.results.append(_guarded(check_name, check, run))
+        _run_checks(run, report, skip)
+    for result in report.results:
+        result.convention = result.name in CONVENTION_CHECKS
     return report
+
+
+def _run_checks(run: Run, report: CheckReport, skip) -> None:
+    """The walk, then every check in report order, each result appended to `report`."""
+    convention = _guarded("dict_convention", check_dict_convention, run)
+    run.convention = run.convention and convention.status == PASS
+    report.results.append(convention)
+    run.has_clone = callable(getattr(run.target.make(), "clone", None))
+    try:
+        _walk(run)
+    except Exception as err:  # reset or observe raised: the walk is cut short, games_end says so
+        games = len(run.games)
+        run.tally("games_end").fail(
+            f"the walk stopped: the env raised {type(err).__name__}: {_one_line(err)}",
+            seed=run.games[-1].seed if games else run.settings.seed,
+            step=len(run.games[-1].agents) if games else 0,
+        )
+    for check_name, check in list(CHECKS.items())[1:]:
+        if check_name in skip:
+            report.results.append(CheckResult(check_name, SKIPPED, "skipped on request"))
+        elif not run.convention and check_name in (*MASK_CHECKS, "observation_in_space"):
+            report.results.append(
+                CheckResult(
+                    check_name,
+                    SKIPPED,
+                    "the env does not follow the {'observation', 'action_mask'} convention",
+                )
+            )
+        else:
+            report.results.append(_guarded(check_name, check, run))
 
 
 def _guarded(name: str, check: Callable[[Run], CheckResult], run: Run) -> CheckResult:

@@ -5,6 +5,8 @@
     fowlplay-check chicken_v1 --policy mypackage.agents:my_policy
 
 Exit status: 0 when every check passes (skipped checks allowed), 1 when one fails, 2 for a usage error.
+With --api-only the checks of fowlplay's own conventions are still run and shown, but only a failed
+check of PettingZoo's API gives 1.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ import os
 import sys
 from pathlib import Path
 
-from fowlplay.envs.checks.aec import CHECK_NAMES, Settings, TargetError, check_aec_env, resolve_target
+from fowlplay.envs.checks.aec import (
+    CHECK_NAMES,
+    CONVENTION_CHECKS,
+    Settings,
+    TargetError,
+    check_aec_env,
+    resolve_target,
+)
 from fowlplay.envs.checks.policy import PolicySpecError, check_policy
 
 USAGE_ERROR = 2
@@ -49,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--skip", nargs="+", default=[], choices=CHECK_NAMES, metavar="CHECK", help="checks not to run"
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
+    parser.add_argument(
+        "--api-only",
+        action="store_true",
+        help="exit 0 when every check of PettingZoo's API passes; fowlplay's own conventions ("
+        + ", ".join(CONVENTION_CHECKS)
+        + ") are still run and reported",
+    )
     parser.add_argument(
         "--policy",
         metavar="SPEC",
@@ -104,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report.table())
     if args.json is not None:
         args.json.write_text(report.to_json() + "\n")
+    if args.policy is None and args.api_only:
+        return 0 if report.api_ok else 1
     return 0 if report.ok else 1
 
 

@@ -21,6 +21,9 @@ class CheckResult:
     evidence: dict[str, Any] = field(default_factory=dict)
     #: Measured facts a caller may assert on (counts, `zero_sum`, returns seen), never needed to read the line.
     data: dict[str, Any] = field(default_factory=dict)
+    #: True for a check of fowlplay's own contract, beyond PettingZoo's API (a correct PettingZoo env may
+    #: fail it); False for PettingZoo's API and its action-mask convention.
+    convention: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -50,6 +53,11 @@ class CheckReport:
         """Names of the failed checks."""
         return [r.name for r in self.results if r.failed]
 
+    @property
+    def api_ok(self) -> bool:
+        """True when no check of PettingZoo's API failed (fowlplay conventions may have)."""
+        return not any(r.failed and not r.convention for r in self.results)
+
     def __getitem__(self, name: str) -> CheckResult:
         """The result of the check called `name`."""
         for result in self.results:
@@ -63,6 +71,7 @@ class CheckReport:
             "target": self.target,
             "settings": dict(self.settings),
             "ok": self.ok,
+            "api_ok": self.api_ok,
             "results": [_plain(asdict(r)) for r in self.results],
         }
 
@@ -71,19 +80,43 @@ class CheckReport:
         return json.dumps(self.to_dict(), indent=indent)
 
     def table(self) -> str:
-        """A readable text table: status, check name and message, then the evidence of each failure."""
+        """A readable text table: status, check name and message, then the evidence of each failure;
+        the checks of fowlplay's own conventions in a section of their own, after PettingZoo's API."""
         width = max((len(r.name) for r in self.results), default=5)
         lines = [f"fowlplay-check {self.target}  ({_settings_line(self.settings)})"]
-        for r in self.results:
-            lines.append(f"  {r.status.upper():<7} {r.name:<{width}}  {r.message}")
-            if r.evidence:
-                lines.append(f"  {'':<7} {'':<{width}}  evidence: {_evidence_line(r.evidence)}")
+        api = [r for r in self.results if not r.convention]
+        conventions = [r for r in self.results if r.convention]
+        if conventions:
+            lines.append("  PettingZoo's API and its action-mask convention:")
+        for r in api:
+            lines.extend(_result_lines(r, width))
+        if conventions:
+            lines.append(f"  {CONVENTIONS_HEADING}:")
+        for r in conventions:
+            lines.extend(_result_lines(r, width))
         counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
         verdict = "OK" if self.ok else "FAILED"
-        lines.append(f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIPPED]} skipped")
+        line = f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIPPED]} skipped"
+        if conventions and not self.ok:
+            broken = [r.name for r in conventions if r.failed]
+            api_said = "OK" if self.api_ok else "failed " + ", ".join(r.name for r in api if r.failed)
+            line += f" (PettingZoo's API: {api_said}; fowlplay conventions: "
+            line += ("failed " + ", ".join(broken) if broken else "none failed") + ")"
+        lines.append(line)
         return "\n".join(lines)
 
     __str__ = table
+
+
+#: The heading of the conventions section of a report's table.
+CONVENTIONS_HEADING = "fowlplay conventions, beyond PettingZoo's API (a correct PettingZoo env may fail them)"
+
+
+def _result_lines(r: CheckResult, width: int) -> list[str]:
+    lines = [f"  {r.status.upper():<7} {r.name:<{width}}  {r.message}"]
+    if r.evidence:
+        lines.append(f"  {'':<7} {'':<{width}}  evidence: {_evidence_line(r.evidence)}")
+    return lines
 
 
 def _settings_line(settings: dict[str, Any]) -> str:

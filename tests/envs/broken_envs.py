@@ -18,6 +18,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 PASS, DRAW, DISCARD, STOP = range(4)
+#: The fifth action of the silent_fold and announced_fold twins (the correct game has four).
+FOLD = 4
 VALUES = 6
 MAX_TURNS = 12
 STOP_FROM = 4
@@ -277,6 +279,48 @@ class VacuousRedeal(ToyEnv):
         pass
 
 
+class SilentFold(ToyEnv):
+    """A rules bug: a fifth action, FOLD, that the mask always hides but step accepts at any time; the
+    folder loses and the game ends, with no error, no info key and no warning (a silent loss)."""
+
+    def __init__(self, num_players: int = 2, illegal_action: str = "raise") -> None:
+        super().__init__(num_players, illegal_action)
+        inner = self.observation_spaces[self.possible_agents[0]]["observation"]
+        obs_space = spaces.Dict({"observation": inner, "action_mask": spaces.Box(0, 1, (5,), np.int8)})
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(5) for a in self.possible_agents}
+
+    def _legal(self):
+        return np.append(super()._legal(), np.int8(0))  # FOLD is never offered
+
+    def _waiting_mask(self, agent):
+        return np.zeros(5, dtype=np.int8)
+
+    def step(self, action):
+        agent = self.agent_selection
+        if action == FOLD and not (self.terminations[agent] or self.truncations[agent]):
+            others = len(self.agents) - 1
+            for a in self.agents:
+                self.rewards[a] = -1.0 if a == agent else 1.0 / others
+                self.terminations[a] = True
+            self._cumulative_rewards[agent] = 0.0
+            self._over = True
+            self._accumulate_rewards()
+            return
+        super().step(action)
+
+
+class AnnouncedFold(SilentFold):
+    """The same fold, announced as PettingZoo's TerminateIllegalWrapper does: its illegal-move warning."""
+
+    def step(self, action):
+        if action == FOLD and not self.terminations[self.agent_selection]:
+            from pettingzoo.utils.env_logger import EnvLogger
+
+            EnvLogger.warn_on_illegal_move()
+        super().step(action)
+
+
 def toy(**kwargs):
     """The correct game, with clone and resample_hidden."""
     return ToyEnv(**kwargs)
@@ -336,6 +380,14 @@ def leaks_hand(**kwargs):
 
 def vacuous_redeal(**kwargs):
     return VacuousRedeal(**kwargs)
+
+
+def silent_fold(**kwargs):
+    return SilentFold(**kwargs)
+
+
+def announced_fold(**kwargs):
+    return AnnouncedFold(**kwargs)
 
 
 # ----- policies for `check_policy` ---------------------------------------------------------------

@@ -19,6 +19,7 @@ import pytest
 from fowlplay import envs
 from fowlplay.envs.checks import (
     CHECK_NAMES,
+    CONVENTION_CHECKS,
     FAIL,
     PASS,
     SKIPPED,
@@ -88,6 +89,8 @@ BROKEN_CASES = {
     "global_random": ({"reset_seed_fixes_game", "reset_seed_across_processes", "pettingzoo_seed"}, set()),
     "leaks_hand": ({"no_leak"}, set()),
     "vacuous_redeal": ({"redeal_changes_hidden"}, set()),
+    # a fold the mask hides, accepted at any time, silently losing: a rules bug, not an illegal-move rule
+    "silent_fold": ({"mask_exact"}, set()),
     # without a mask PettingZoo's tests sample any action, and the game refuses some
     "flat_observation": ({"dict_convention"}, {"pettingzoo_api", "pettingzoo_seed"}),
 }
@@ -122,6 +125,41 @@ def test_mask_exact_evidence_points_at_a_real_lie():
     evidence = report["mask_exact"].evidence
     assert evidence["action"] == broken_envs.STOP
     assert "masked out but step accepted" in report["mask_exact"].message
+
+
+def test_a_silent_loss_fails_and_an_announced_one_is_refused_by_name():
+    """A masked-out action that ends the game with the actor losing counts as PettingZoo's
+    illegal-move rule only when the env says so; each way of saying it is named in the message."""
+    silent = twin_report("silent_fold")["mask_exact"]
+    assert silent.evidence["action"] == broken_envs.FOLD
+    assert "silent loss" in silent.message and "without announcing an illegal move" in silent.message
+    announced = twin_report("announced_fold")
+    assert announced.ok, announced.table()
+    result = announced["mask_exact"]
+    assert "PettingZoo's illegal-move warning" in result.message
+    assert result.data["refusals"]["PettingZoo's illegal-move warning"] > 0
+    lose = check_aec_env(f"{BROKEN}:toy", **FAST, env_kwargs={"illegal_action": "lose"}, skip=[SUBPROCESS])
+    assert lose.ok, lose.table()
+    assert "step set info key 'illegal_action'" in lose["mask_exact"].message
+    assert "step raised ValueError" in twin_report("leaks_hand")["mask_exact"].message
+
+
+def test_checks_beyond_pettingzoos_api_are_reported_as_fowlplay_conventions():
+    """PettingZoo's Leduc shows a waiting player its legal actions: a fowlplay convention fails, not the API."""
+    pytest.importorskip("rlcard")
+    report = check_aec_env("pettingzoo.classic.leduc_holdem_v4:env", **FAST, skip=[SUBPROCESS])
+    assert report.failed == ["waiting_masks_zero"], report.table()
+    assert report["waiting_masks_zero"].convention and not report["mask_exact"].convention
+    assert report.api_ok and not report.ok
+    table = report.table()
+    heading = table.index("fowlplay conventions, beyond PettingZoo's API")
+    assert table.index("FAIL    waiting_masks_zero") > heading > table.index("PASS    mask_exact")
+    assert table.splitlines()[-1].endswith(
+        "(PettingZoo's API: OK; fowlplay conventions: failed waiting_masks_zero)"
+    )
+    assert "PettingZoo's illegal-move warning" in report["mask_exact"].message
+    assert {r.name for r in report.results if r.convention} == set(CONVENTION_CHECKS)
+    assert json.loads(report.to_json())["api_ok"] is True
 
 
 def test_a_non_convention_env_is_told_what_the_convention_is():
@@ -244,6 +282,11 @@ def test_cli_exit_codes(tmp_path):
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "FAIL    waiting_masks_zero" in failed.stdout
     assert json.loads(out.read_text())["ok"] is False
+    api_only = _cli(f"{BROKEN}:waiting_has_legal", "--games", "2", "--api-only")
+    assert api_only.returncode == 0, api_only.stdout + api_only.stderr
+    assert "FAIL    waiting_masks_zero" in api_only.stdout and "PettingZoo's API: OK" in api_only.stdout
+    api_broken = _cli(f"{BROKEN}:silent_fold", "--games", "2", "--api-only", "--skip", SUBPROCESS)
+    assert api_broken.returncode == 1 and "silent loss" in api_broken.stdout
     usage = _cli("no_such_module_here:env")
     assert usage.returncode == 2
     assert usage.stderr.count("\n") == 1 and "does not import" in usage.stderr
