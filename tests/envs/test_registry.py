@@ -26,9 +26,15 @@ def _trace(env, seed: int) -> list:
     return trace
 
 
+def _gym_spelling(name: str) -> str:
+    """`chicken_v1` as PettingZoo's registry keys it: `fowlplay/chicken-v1`."""
+    base, version = name.rsplit("_v", 1)
+    return f"fowlplay/{base}-v{version}"
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_every_game_is_registered_and_made_by_pettingzoo(name):
-    assert f"fowlplay/{name.removesuffix('_v0')}-v0" in pettingzoo.aec_registry
+    assert _gym_spelling(name) in pettingzoo.aec_registry
     n = max(envs.player_counts(name))
     made = pettingzoo.make("aec", f"fowlplay/{name}", num_players=n, illegal_action="lose")
     ours = envs.make(name, num_players=n, illegal_action="lose")
@@ -38,8 +44,11 @@ def test_every_game_is_registered_and_made_by_pettingzoo(name):
 
 
 def test_every_spelling_pettingzoo_accepts_gives_the_game():
-    for spelling in ("fowlplay/chicken_v1", "fowlplay/chicken-v0", "fowlplay/chicken"):
+    for spelling in ("fowlplay/chicken_v1", "fowlplay/chicken-v1", "fowlplay/chicken"):
         assert pettingzoo.make("aec", spelling).metadata["name"] == "chicken_v1"
+    with pytest.warns(DeprecationWarning, match="chicken_v0 is deprecated"):
+        old = pettingzoo.make("aec", "fowlplay/chicken-v0")
+    assert old.metadata["name"] == "chicken_v0" and old.options.cap_ending == "draw"
     with pytest.raises(pettingzoo.env_registry.exceptions.NameNotFound):
         pettingzoo.make("aec", "fowlplay/no_such_game_v0")
     with pytest.raises(ValueError, match="max_cycles"):
@@ -57,5 +66,5 @@ def test_importing_the_package_registers_without_importing_a_game():
         "print(ids, games)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    ids = sorted(f"fowlplay/{n.removesuffix('_v0')}-v0" for n in GAMES)
+    ids = sorted(_gym_spelling(n) for n in (*GAMES, *envs.DEPRECATED_NAMES))
     assert out.strip() == f"{ids} []"

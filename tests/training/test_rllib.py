@@ -175,7 +175,11 @@ def test_the_rllib_env_ends_a_game_on_an_illegal_action_as_a_loss():
 
 def test_a_cut_off_game_pays_the_truncation_reward():
     env = FowlplayMultiAgentEnv(
-        {"game": "chicken_v1", "env_options": {"max_rounds": 1}, "truncation_reward": -1.0}
+        {
+            "game": "chicken_v1",
+            "env_options": {"max_rounds": 1, "cap_ending": "draw"},
+            "truncation_reward": -1.0,
+        }
     )
     rng = np.random.default_rng(0)
     for episode in range(20):

@@ -200,7 +200,7 @@ def test_bad_settings_are_refused():
 )
 def test_a_game_cut_off_by_its_cap_pays_the_truncation_reward(scripted, truncation_reward, expected, outcome):
     # One round only and an unreachable target: the first round's end truncates the game.
-    options = {**ONE_CARD, "target": 100, "max_rounds": 1}
+    options = {**ONE_CARD, "target": 100, "max_rounds": 1, "cap_ending": "draw"}
     env = SelfPlayEnv("chicken_v1", env_options=options, learner_seat=0, truncation_reward=truncation_reward)
     scripted(env, [PASS])
     env.reset(seed=0)
