@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from fowlplay.training.checkpoint import CheckpointWarning, atomic_write
+from fowlplay.training import manifest
+from fowlplay.training.checkpoint import MAX_PARAMETERS, CheckpointWarning, atomic_write
 from fowlplay.training.policy import playing_state
+from fowlplay.training.untrusted import inspect_npz, open_regular, read_npz
 from stable_baselines3.common.callbacks import BaseCallback
 
 #: Outcome of an episode as the number averaged into a win rate.
@@ -29,16 +31,22 @@ def save_snapshot(folder: Path, timesteps: int, state: dict[str, np.ndarray]) ->
     folder.mkdir(parents=True, exist_ok=True)
     name = f"step_{timesteps}"
     atomic_write(folder / f"{name}.npz", lambda handle: np.savez(handle, **state))
+    manifest.record(folder.parent, [folder / f"{name}.npz"])  # the run's record of what it wrote
     return name
 
 
 def load_snapshots(
-    folder: Path, window: int, shapes: dict[str, tuple] | None = None
+    folder: Path,
+    window: int,
+    shapes: dict[str, tuple] | None = None,
+    verify: Callable[[Path], str | None] | None = None,
 ) -> list[tuple[str, dict[str, np.ndarray]]]:
     """The newest `window` readable snapshots of a run directory, oldest first.
 
     Temporary files are ignored; a snapshot that cannot be read (or, given the learner's `shapes`,
-    does not fit its network) is skipped with a `CheckpointWarning`.
+    does not fit its network, which its `.npz` headers tell before any array is read), or one that
+    `verify(path)` has a problem with (the run's record says it did not write it), is skipped with
+    a `CheckpointWarning`.
     """
     found = []
     if folder.is_dir():
@@ -50,20 +58,27 @@ def load_snapshots(
     for _, path in sorted(found, reverse=True):
         if len(out) == window:
             break
+        limit = 8 * MAX_PARAMETERS + 2**20
         try:
-            if not zipfile.is_zipfile(path):
-                raise ValueError("not a NumPy .npz archive")
-            with np.load(path, allow_pickle=False) as data:
-                state = {key: data[key] for key in data.files}
+            with open_regular(path, limit) as handle:
+                if not zipfile.is_zipfile(handle):
+                    raise ValueError("not a NumPy .npz archive")
+            headers = inspect_npz(path, max_elements=MAX_PARAMETERS, max_file=limit)
+            fits = shapes is None or {h.name: h.shape for h in headers} == shapes
+            state = read_npz(path, headers, max_file=limit) if fits else None
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
             warnings.warn(f"snapshot {path} is corrupt ({exc}); skipped", CheckpointWarning, stacklevel=2)
             continue
-        if shapes is not None and {key: a.shape for key, a in state.items()} != shapes:
+        if state is None:
             warnings.warn(
                 f"snapshot {path} does not fit the learner's network; skipped",
                 CheckpointWarning,
                 stacklevel=2,
             )
+            continue
+        why = verify(path) if verify is not None else None
+        if why is not None:
+            warnings.warn(f"snapshot {path}: {why}; skipped", CheckpointWarning, stacklevel=2)
             continue
         out.append((path.stem, state))
     return out[::-1]

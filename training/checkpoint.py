@@ -7,8 +7,10 @@ so a `.json` means the checkpoint is complete:
   `allow_pickle=False`). Evaluation and play load this: the network is rebuilt from the metadata
   (layer sizes, activation, spaces) and the arrays are copied in; nothing is unpickled.
 - `<stem>.zip`: the whole SB3 model (optimizer state and counters too), which `--resume` needs. Its
-  `data` entry is cloudpickle: loading it runs any code the file holds. Load it only from a run you
-  made yourself (`load_checkpoint`, `--resume`), or with an explicit `trust_checkpoint`.
+  `data` entry is cloudpickle: loading it with SB3 (`load_checkpoint`) runs any code the file holds.
+  `--resume` never does: `restore_training_state` reads only the zip's tensors (with torch's
+  `weights_only` loader) and the plain numbers of `data`, into a learner built from the config, and
+  only from files the run's record (`training.manifest`) says it wrote itself.
 - `<stem>.json`: the game, its options, the spaces, the network (`policy`: `net_arch`,
   `activation`, `head`, `weights_sha256`), the package version, seed, timesteps and the whole
   config; it lets evaluation rebuild the game and refuse a checkpoint that does not fit it. `head`
@@ -25,6 +27,11 @@ Run directory layout::
     <out>/evaluation.csv                       the learner's score against them at each evaluation
     <out>/logs/                                progress*.csv and TensorBoard event files
     <out>/snapshots/step_<N>.npz               policy weights of earlier learners (the opponent pool)
+    <out>/files.json                           the SHA-256 of every file above a resume loads, signed
+
+Every file is read within bounds checked before anything is allocated (`training.untrusted`): the
+metadata's fields and ranges, the weights' names and shapes (from the `.npz` headers, against the
+network the metadata describes, at most `MAX_PARAMETERS`) and every zip member's size.
 """
 
 from __future__ import annotations
@@ -42,6 +49,18 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.training import manifest
+from fowlplay.training.untrusted import (
+    UntrustedFileError,
+    check_count,
+    check_members,
+    inspect_npz,
+    open_regular,
+    open_zip,
+    parse_json,
+    read_json,
+    read_npz,
+)
 
 #: Keys every checkpoint's metadata holds (`policy` too, since the weights file exists).
 METADATA_KEYS = (
@@ -57,6 +76,29 @@ METADATA_KEYS = (
     "kind",
 )
 KINDS = ("final", "periodic", "best")
+#: The most parameters a checkpoint's network may have. Ours have at most a few million (Fowl's
+#: 2,800-wide observation into [256, 256] is about 1.6 million); a file whose metadata asks for
+#: more is refused before any of it is built.
+MAX_PARAMETERS = 20_000_000
+#: Bounds of the metadata's sizes (a game's observation and action counts are far below them).
+MAX_OBSERVATION_SIZE = 10_000_000
+MAX_ACTION_COUNT = 1_000_000
+MAX_LAYERS = 64
+#: The largest checkpoint metadata file read (ours are a few kilobytes: the config is in it).
+MAX_METADATA_BYTES = 4 * 2**20
+#: What an SB3 zip of ours holds; anything else in one is refused before it is read.
+ZIP_MEMBERS = frozenset(
+    {
+        "data",
+        "policy.pth",
+        "policy.optimizer.pth",
+        "pytorch_variables.pth",
+        "_stable_baselines3_version",
+        "system_info.txt",
+    }
+)
+#: Room in a zip (and its `data` entry) beyond its tensors: counters, spaces, the last observations.
+_ZIP_SLACK = 32 * 2**20
 SUFFIXES = (".json", ".zip", ".npz")
 _STEP_NAME = re.compile(r"^step_(\d+)\.(?:json|zip|npz)$")
 #: What to tell a user whose checkpoint has no tensor-only weights file.
@@ -160,13 +202,7 @@ def resolve(path: str | Path, prefer_best: bool = True) -> Path:
 
 
 def _timesteps(stem: Path) -> int:
-    metadata = _read_json(_with(stem, ".json"))
-    try:
-        return int(metadata["timesteps"])
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(
-            f"checkpoint metadata {_with(stem, '.json')} is corrupt: timesteps {exc}"
-        ) from None
+    return _read_json(_with(stem, ".json"))["timesteps"]
 
 
 # ----- weights --------------------------------------------------------------------------------
@@ -195,21 +231,77 @@ def network_of(policy) -> dict[str, Any]:
     return {"net_arch": net_arch, "activation": activation}
 
 
-def _read_weights(path: Path) -> dict[str, np.ndarray]:
-    """The arrays of a weights file; never unpickles (object arrays are refused)."""
+def expected_shapes(network: dict[str, Any], observation_size: int, action_count: int) -> dict[str, tuple]:
+    """The names and shapes of the weights of the network a checkpoint's metadata describes
+    (`policy`: net_arch, head), worked out without building it; refused past `MAX_PARAMETERS`."""
+    widths = list(network["net_arch"])
+    layers = [observation_size, *widths]
+    shapes: dict[str, tuple] = {}
+    if network.get("head", "actor_critic") == "q_values":
+        sizes = [*layers, action_count]
+        for i in range(len(sizes) - 1):
+            shapes[f"q_net.{2 * i}.weight"] = (sizes[i + 1], sizes[i])
+            shapes[f"q_net.{2 * i}.bias"] = (sizes[i + 1],)
+    else:
+        for branch in ("policy_net", "value_net"):
+            for i in range(len(widths)):
+                shapes[f"mlp_extractor.{branch}.{2 * i}.weight"] = (layers[i + 1], layers[i])
+                shapes[f"mlp_extractor.{branch}.{2 * i}.bias"] = (layers[i + 1],)
+        shapes["action_net.weight"] = (action_count, layers[-1])
+        shapes["action_net.bias"] = (action_count,)
+        shapes["value_net.weight"] = (1, layers[-1])
+        shapes["value_net.bias"] = (1,)
+    return shapes
+
+
+def parameter_count(shapes: dict[str, tuple]) -> int:
+    """Elements of every array of `shapes`."""
+    return sum(int(np.prod(shape, dtype=object)) for shape in shapes.values())
+
+
+def _bounded_shapes(network: dict[str, Any], metadata: dict[str, Any], json_path: Path) -> dict[str, tuple]:
+    shapes = expected_shapes(network, metadata["observation_size"], metadata["action_count"])
+    count = parameter_count(shapes)
+    if count > MAX_PARAMETERS:
+        raise CheckpointError(
+            f"checkpoint metadata {json_path} describes a network of {count:,} parameters (net_arch "
+            f"{_short(network['net_arch'])}, obs {metadata['observation_size']}, actions "
+            f"{metadata['action_count']}); at most {MAX_PARAMETERS:,} are loaded"
+        )
+    return shapes
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _read_weights(path: Path, shapes: dict[str, tuple], json_name: str) -> dict[str, np.ndarray]:
+    """The arrays of a weights file, which must be exactly `shapes`; its headers are checked before
+    any array is read, and nothing is unpickled (object arrays are refused)."""
+    count = parameter_count(shapes)
     try:
-        if path.exists() and not zipfile.is_zipfile(path):
-            raise ValueError("not a NumPy .npz archive")
-        with np.load(path, allow_pickle=False) as data:
-            state = {name: data[name] for name in data.files}
+        headers = inspect_npz(path, max_elements=count, max_file=count * 8 + 2**20)
+        found = {h.name: h.shape for h in headers}
+        if found != shapes:
+            missing = sorted(set(shapes) - set(found))
+            extra = sorted(set(found) - set(shapes))
+            shaped = [
+                f"{n} {found[n]} (not {shapes[n]})"
+                for n in sorted(found)
+                if n in shapes and found[n] != shapes[n]
+            ]
+            parts = [f"missing {missing[:3]}" if missing else "", f"unexpected {extra[:3]}" if extra else ""]
+            parts.append(f"shapes {', '.join(shaped[:3])}" if shaped else "")
+            raise CheckpointError(
+                f"checkpoint weights {path} do not fit the network {json_name} describes: "
+                + "; ".join(part for part in parts if part)
+            )
+        return read_npz(path, headers, max_file=count * 8 + 2**20)
     except FileNotFoundError:
         raise CheckpointError(f"checkpoint weights {path} do not exist") from None
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+    except (UntrustedFileError, OSError) as exc:
         raise CheckpointError(f"checkpoint weights {path} are corrupt: {exc}") from None
-    odd = [name for name, array in state.items() if array.dtype.kind not in "fiu"]
-    if odd:
-        raise CheckpointError(f"checkpoint weights {path} are corrupt: non-numeric arrays {odd}")
-    return state
 
 
 # ----- writing --------------------------------------------------------------------------------
@@ -249,9 +341,12 @@ def atomic_write(target: Path, write) -> None:
         raise WriteError(target, exc) from exc
 
 
-def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
+def save_checkpoint(
+    model, path: str | Path, metadata: dict[str, Any], run_dir: str | Path | None = None
+) -> Path:
     """Write `<path>.npz` (weights), `<path>.zip` (the SB3 model) and `<path>.json` (metadata with the
-    network added) atomically; return the zip path."""
+    network added) atomically; return the zip path. With `run_dir`, the three files' hashes go into
+    its record (`training.manifest`) before the `.json` makes the checkpoint complete."""
     from fowlplay.training.policy import head_of, playing_state
 
     missing = [key for key in METADATA_KEYS if key not in metadata]
@@ -266,6 +361,9 @@ def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
     atomic_write(_with(stem, ".npz"), lambda handle: np.savez(handle, **state))
     zip_path = _with(stem, ".zip")
     atomic_write(zip_path, model.save)
+    if run_dir is not None:
+        json_digest = hashlib.sha256(text).hexdigest()
+        manifest.record(run_dir, [_with(stem, ".npz"), zip_path], {_with(stem, ".json"): json_digest})
     # The metadata goes last: a .json beside the other two means the checkpoint is complete.
     atomic_write(_with(stem, ".json"), lambda handle: handle.write(text))
     return zip_path
@@ -273,18 +371,60 @@ def save_checkpoint(model, path: str | Path, metadata: dict[str, Any]) -> Path:
 
 # ----- reading --------------------------------------------------------------------------------
 def _read_json(json_path: Path) -> dict[str, Any]:
+    """A checkpoint's metadata, read within bounds and checked field by field."""
     try:
-        metadata = json.loads(json_path.read_text())
+        metadata = read_json(json_path, limit=MAX_METADATA_BYTES)
     except FileNotFoundError:
         raise CheckpointError(f"checkpoint metadata {json_path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UntrustedFileError) as exc:
         raise CheckpointError(f"checkpoint metadata {json_path} is corrupt: {exc}") from None
     if not isinstance(metadata, dict):
         raise CheckpointError(f"checkpoint metadata {json_path} is corrupt: not a JSON object")
     missing = [key for key in METADATA_KEYS if key not in metadata]
     if missing:
         raise CheckpointError(f"checkpoint metadata {json_path} is corrupt: it lacks {missing}")
+    try:
+        _check_fields(metadata)
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint metadata {json_path} is corrupt: {exc}") from None
     return metadata
+
+
+def _check_fields(metadata: dict[str, Any]) -> None:
+    """Raise ValueError naming the first field of a checkpoint's metadata of the wrong type or range."""
+    for key in ("game", "package_version", "kind", "created"):
+        if not isinstance(metadata[key], str) or len(metadata[key]) > 200:
+            raise ValueError(f"{key} must be a short string; got {_short(metadata[key])}")
+    for key in ("env_options", "config"):
+        if not isinstance(metadata[key], dict):
+            raise ValueError(f"{key} must be a JSON object; got {_short(metadata[key])}")
+    check_count(metadata["observation_size"], "observation_size", 1, MAX_OBSERVATION_SIZE)
+    check_count(metadata["action_count"], "action_count", 1, MAX_ACTION_COUNT)
+    check_count(metadata["timesteps"], "timesteps", 0, 2**62)
+    if metadata["seed"] is not None:
+        check_count(metadata["seed"], "seed", -(2**63), 2**64)
+    network = metadata.get("policy")
+    if network is None:
+        return
+    if not isinstance(network, dict):
+        raise ValueError(f"policy must be a JSON object; got {_short(network)}")
+    arch = network.get("net_arch")
+    if not isinstance(arch, list) or len(arch) > MAX_LAYERS:
+        raise ValueError(
+            f"policy.net_arch must be a list of at most {MAX_LAYERS} layer sizes; got {_short(arch)}"
+        )
+    for width in arch:
+        check_count(width, "every policy.net_arch layer size", 1, MAX_PARAMETERS)
+    activation = network.get("activation")
+    if activation not in ("tanh", "relu"):
+        raise ValueError(f"policy.activation must be 'tanh' or 'relu'; got {_short(activation)}")
+    if network.get("head", "actor_critic") not in ("actor_critic", "q_values"):
+        raise ValueError(
+            f"policy.head must be 'actor_critic' or 'q_values'; got {_short(network.get('head'))}"
+        )
+    digest = network.get("weights_sha256")
+    if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+        raise ValueError(f"policy.weights_sha256 must be 64 hex digits; got {_short(digest)}")
 
 
 def read_metadata(path: str | Path, prefer_best: bool = True) -> dict[str, Any]:
@@ -311,6 +451,10 @@ def load_checkpoint(
     zip_path = Path(metadata["checkpoint"])
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
+    try:
+        open_regular(zip_path, 2**40).close()  # no device or pipe in its place, even when trusted
+    except UntrustedFileError as exc:
+        raise CheckpointError(f"checkpoint {zip_path} is corrupt: {exc}") from None
     config = metadata.get("config")
     trainer = config.get("trainer", "ppo") if isinstance(config, dict) else "ppo"
     if trainer == "dqn":
@@ -384,19 +528,29 @@ def load_policy(
     return policy, {**metadata, "weights_file": str(weights_path), "weights_sha256": digest}
 
 
-def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
-    """A policy rebuilt from the metadata's network, holding the weights of `weights_path`."""
-    from fowlplay.training.policy import build_policy, load_policy_state
-    from gymnasium import spaces
-
-    json_path = weights_path.with_suffix(".json")
+def _network(metadata: dict[str, Any], json_path: Path) -> dict[str, Any]:
+    """The metadata's `policy` (the network its weights file needs), or a CheckpointError."""
     network = metadata.get("policy")
     if not isinstance(network, dict) or not {"net_arch", "activation", "weights_sha256"} <= set(network):
         raise CheckpointError(
             f"checkpoint metadata {json_path} is corrupt: it lacks the network (policy: net_arch, "
             "activation, weights_sha256) that its weights file needs"
         )
-    state = _read_weights(weights_path)
+    return network
+
+
+def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
+    """A policy rebuilt from the metadata's network, holding the weights of `weights_path`.
+
+    The network's size is bounded and the file's arrays are checked against it from their headers
+    before anything is built or read."""
+    from fowlplay.training.policy import build_policy, load_policy_state
+    from gymnasium import spaces
+
+    json_path = weights_path.with_suffix(".json")
+    network = _network(metadata, json_path)
+    shapes = _bounded_shapes(network, metadata, json_path)
+    state = _read_weights(weights_path, shapes, json_path.name)
     if weights_sha256(state) != network["weights_sha256"]:
         raise CheckpointError(
             f"checkpoint weights {weights_path} do not match {json_path.name} (their sha256 differs): "
@@ -414,6 +568,106 @@ def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
             f"(net_arch {network['net_arch']}, {network['activation']}): {exc}"
         ) from None
     return policy, state
+
+
+# ----- resuming ---------------------------------------------------------------------------------
+#: The counters of SB3's `data` a resume restores (plain JSON numbers; nothing there is unpickled).
+_COUNTERS = ("num_timesteps", "_n_updates", "_episode_num", "_n_calls")
+
+
+def restore_training_state(model, stem: str | Path, device: str = "cpu") -> dict[str, Any]:
+    """Load a checkpoint's training state into `model`, a fresh learner built from the run's config,
+    without unpickling anything; returns the checkpoint's metadata.
+
+    From the SB3 zip it reads the tensors (`policy`, `policy.optimizer`, with torch's `weights_only`
+    loader) and the plain counters of `data` (`num_timesteps`, ...); its pickled entries are never
+    read. The zip's members are bounded by the network the metadata describes before any is read,
+    and the weights it holds must be the ones the metadata's hash names (those of the `.npz`).
+    What is pickled in `data` and so not restored is only logging: the last episodes' returns.
+    """
+    import io
+
+    import torch
+    from fowlplay.training.policy import playing_state
+
+    stem = _stem(stem)
+    metadata = read_metadata(stem, prefer_best=False)
+    json_path, zip_path = _with(stem, ".json"), _with(stem, ".zip")
+    network = _network(metadata, json_path)
+    shapes = _bounded_shapes(network, metadata, json_path)
+    # float32 weights, a DQN's target copy, and Adam's two moments of each.
+    limit = 4 * 3 * 2 * parameter_count(shapes) + _ZIP_SLACK
+    try:
+        with open_zip(zip_path, limit) as archive:
+            check_members(zip_path, archive, limit, limit, allowed=ZIP_MEMBERS)
+            names = set(archive.namelist())
+            data = parse_json(archive.read("data"), f"{zip_path} entry 'data'") if "data" in names else {}
+            tensors = {
+                name[: -len(".pth")]: torch.load(
+                    io.BytesIO(archive.read(name)), map_location=device, weights_only=True
+                )
+                for name in sorted(names)
+                if name.endswith(".pth") and name != "pytorch_variables.pth"
+            }
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)") from None
+    except (UntrustedFileError, OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {zip_path} is corrupt: {exc}") from None
+    except Exception as exc:  # torch's weights-only unpickler refuses anything but tensors, in many ways
+        raise CheckpointError(
+            f"checkpoint {zip_path} is corrupt: {type(exc).__name__}: {_first_line(exc)}"
+        ) from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"checkpoint {zip_path} is corrupt: its 'data' entry is not a JSON object")
+    try:
+        model.set_parameters(tensors, exact_match=True, device=device)
+        _check_optimizer(model)
+    except Exception as exc:  # missing or misshapen tensors: torch and SB3 raise several kinds
+        raise CheckpointError(
+            f"checkpoint {zip_path} does not fit the learner of this run's config: {type(exc).__name__}: "
+            f"{_first_line(exc)}"
+        ) from None
+    if weights_sha256(playing_state(model)) != network["weights_sha256"]:
+        raise CheckpointError(
+            f"checkpoint {zip_path} holds other weights than {json_path.name} names (their sha256 "
+            "differs): one of the two was replaced or damaged"
+        )
+    for name in _COUNTERS:
+        value = data.get(name)
+        if hasattr(model, name) and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            setattr(model, name, value)
+    rate = data.get("exploration_rate")  # a DQN's epsilon, until its schedule next sets it
+    if hasattr(model, "exploration_rate") and isinstance(rate, float) and 0.0 <= rate <= 1.0:
+        model.exploration_rate = rate
+    if model.num_timesteps != metadata["timesteps"]:
+        raise CheckpointError(
+            f"checkpoint {zip_path} was saved at {model.num_timesteps} timesteps, but {json_path.name} "
+            f"says {metadata['timesteps']}: one of the two was replaced or damaged"
+        )
+    return metadata
+
+
+def _check_optimizer(model) -> None:
+    """Every optimizer moment has the shape of its parameter (torch checks only their number)."""
+    optimizer = model.policy.optimizer
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            for name, value in optimizer.state.get(parameter, {}).items():
+                if hasattr(value, "shape") and value.dim() > 0 and value.shape != parameter.shape:
+                    raise ValueError(
+                        f"optimizer state {name} has shape {tuple(value.shape)}, its parameter {tuple(parameter.shape)}"
+                    )
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def checkpoint_files(stem: str | Path) -> list[Path]:
+    """The files of a checkpoint that exist (`.npz`, `.zip`, `.json`)."""
+    stem = _stem(stem)
+    return [_with(stem, suffix) for suffix in (".npz", ".zip", ".json") if _with(stem, suffix).exists()]
 
 
 def convert(path: str | Path) -> list[Path]:

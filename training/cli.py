@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import signal
 import sys
 import warnings
@@ -115,6 +116,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (overrides progress_bar)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run already in the run directory")
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="with --resume, also load files the run's record (files.json) does not vouch for: a run "
+        "made elsewhere or by an older fowlplay, whose older checkpoints load from the pickled SB3 zip "
+        "(which runs any code it holds): only for files you trust",
+    )
     return parser.parse_args(argv)
 
 
@@ -182,7 +190,7 @@ def _error(message: str, status: int) -> int:
 
 
 def _newest_checkpoint(run_dir: Path | None) -> Path | None:
-    """The newest complete checkpoint of a run directory, if it holds one."""
+    """The newest complete checkpoint of a run directory (what --resume continues from), if any."""
     from fowlplay.training.checkpoint import CheckpointError, resolve
 
     if run_dir is None or not run_dir.is_dir():
@@ -190,14 +198,29 @@ def _newest_checkpoint(run_dir: Path | None) -> Path | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return resolve(run_dir)
+            return resolve(run_dir, prefer_best=False)
     except (CheckpointError, OSError):
         return None
 
 
+def disk_full(exc: OSError) -> bool:
+    """Whether an OSError means no space is left (a full disk or an exhausted quota)."""
+    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def os_error_text(exc: OSError, fallback: Path | str | None = None) -> str:
+    """'<what went wrong>: <the path>' for an OSError (its own message when it names the file)."""
+    from fowlplay.training.checkpoint import WriteError
+
+    if isinstance(exc, WriteError):
+        return str(exc)
+    return f"{exc.strerror or exc}: {exc.filename or fallback}"
+
+
 def _run(args: argparse.Namespace) -> int:
-    from fowlplay.training.checkpoint import CheckpointError, WriteError, convert
+    from fowlplay.training.checkpoint import CheckpointError, convert
     from fowlplay.training.config import ConfigError, load_config
+    from fowlplay.training.lock import FolderBusyError
     from fowlplay.training.train import RunInterrupted, resume, train
 
     run_dir = None
@@ -216,22 +239,25 @@ def _run(args: argparse.Namespace) -> int:
                     )
             if args.overwrite:
                 raise ConfigError("--overwrite starts a new run; it cannot be combined with --resume")
-            result = resume(args.resume, overrides)
+            result = resume(args.resume, overrides, trust_checkpoint=args.trust_checkpoint)
         else:
+            if args.trust_checkpoint:
+                raise ConfigError("--trust-checkpoint is for --resume (a new run loads no checkpoint)")
             config = load_config(args.config, overrides)
             run_dir = config.run_dir()
             result = train(config, overwrite=args.overwrite)
-    except CheckpointError as exc:
+    except (CheckpointError, FolderBusyError) as exc:
         return _error(str(exc), 1)
     except ConfigError as exc:
         return _error(str(exc), 2)
     except OSError as exc:  # a full disk, a read-only folder: say which file, and what is safe
-        message = (
-            str(exc) if isinstance(exc, WriteError) else f"{exc.strerror or exc}: {exc.filename or run_dir}"
-        )
+        message = os_error_text(exc, run_dir)
         newest = _newest_checkpoint(run_dir)
+        fix = "free some space and continue" if disk_full(exc) else "once that is fixed, continue"
         if newest:
-            message += f"; the newest complete checkpoint is {newest}: free some space and continue with --resume {run_dir}"
+            message += f"; the newest complete checkpoint is {newest}: {fix} with --resume {run_dir}"
+        elif disk_full(exc):
+            message += "; free some space and run the command again"
         return _error(message, 1)
     except RunInterrupted as stop:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C changes nothing now

@@ -12,7 +12,6 @@ those scores is kept as `<run>/best`, and every evaluation is a row of `<run>/ev
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,8 +105,11 @@ class BestCheckpoint:
         best = None
         path = run_dir / "best.json"
         if path.exists():
+            from fowlplay.training.untrusted import check_number, read_json
+
             try:
-                best = json.loads(path.read_text())["evaluation"]
+                best = read_json(path, limit=4 * 2**20)["evaluation"]
+                check_number(best["score"], "evaluation.score", -1e9, 1e9)
             except (OSError, ValueError, KeyError, TypeError):
                 best = None  # an unreadable best.json is replaced by the next evaluation
         return cls(run_dir, best)
@@ -120,8 +122,14 @@ class BestCheckpoint:
         row.update({"score": f"{score:.4f}", "games": games, "best": int(better)})
         lines = []
         if self.path.exists():
-            lines = self.path.read_text().splitlines(keepends=True)
-        else:
+            from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+
+            try:
+                old = read_bytes(self.path, 256 * 2**20).decode("utf-8", errors="replace")
+                lines = old.splitlines(keepends=True)
+            except UntrustedFileError:  # a link to a device, a pipe: the file is written anew
+                lines = []
+        if not lines:
             lines = [",".join(CSV_COLUMNS) + "\n"]
         lines.append(",".join(str(row[column]) for column in CSV_COLUMNS) + "\n")
         text = "".join(lines).encode()

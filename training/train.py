@@ -22,20 +22,25 @@ from pathlib import Path
 from typing import Any
 
 from fowlplay import envs
+from fowlplay.training import manifest
 from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
     atomic_write,
+    checkpoint_files,
     load_checkpoint,
     make_metadata,
     network_of,
     read_metadata,
     resolve,
+    restore_training_state,
     save_checkpoint,
     weights_sha256,
 )
 from fowlplay.training.config import ConfigError, TrainConfig, from_dict
+from fowlplay.training.lock import hold_folder
 from fowlplay.training.stopping import STOP_SIGNALS, Stop, signal_of
+from fowlplay.training.untrusted import UntrustedFileError, read_bytes
 
 #: What a run directory holds (all that `overwrite` removes).
 RUN_FILES = (
@@ -51,7 +56,10 @@ RUN_FILES = (
     "snapshots",
     "logs",
     "rllib",
+    manifest.MANIFEST,
 )
+#: The largest config.yaml a resume reads (ours are a few kilobytes).
+MAX_CONFIG_BYTES = 2**20
 #: Builds the opponent pool of one SelfPlayEnv from its AEC env (anything with the pool's
 #: `draw(rng)`, `set_latest`, `add_snapshot` and `snapshot_names`); `fowlplay-exploit` seats a fixed agent.
 PoolFactory = Callable[[Any], Any]
@@ -313,10 +321,19 @@ def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> T
     if not path.exists():
         raise CheckpointError(f"{run_dir} is not a run directory: {path} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(read_bytes(path, MAX_CONFIG_BYTES).decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ConfigError(f"expected a mapping of config keys, got {type(data).__name__}")
         return from_dict(apply_overrides(data, overrides or {}))
-    except (yaml.YAMLError, ConfigError) as exc:
-        raise CheckpointError(f"run config {path} is corrupt: {exc}") from exc
+    except (yaml.YAMLError, ConfigError, UntrustedFileError, UnicodeDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"run config {path} is corrupt: {_first_line(exc)}") from None
+    except OSError as exc:
+        raise CheckpointError(f"run config {path} is unreadable: {exc.strerror or exc}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _logger(run_dir: Path, config: TrainConfig, resumed_at: int | None):
@@ -339,18 +356,25 @@ def train(
     verbose: bool = True,
     pool_factory: PoolFactory | None = None,
 ) -> RunResult:
-    """Start a new run in `config.run_dir()` (`pool_factory`: see `make_vec_env`)."""
+    """Start a new run in `config.run_dir()` (`pool_factory`: see `make_vec_env`); the run holds the
+    folder's lock (`training.lock`) until it ends."""
     run_dir = config.run_dir()
-    prepare_run_dir(run_dir, overwrite)
-    return _run(config, run_dir, checkpoint=None, verbose=verbose, pool_factory=pool_factory)
+    with hold_folder(run_dir):
+        prepare_run_dir(run_dir, overwrite)
+        return _run(config, run_dir, checkpoint=None, verbose=verbose, pool_factory=pool_factory)
 
 
-def checkpoint_network(stem: Path) -> dict[str, Any]:
-    """The `net_arch` and `activation` a checkpoint's model really has (its metadata's `policy`, or
-    for an older checkpoint the SB3 zip itself)."""
+def checkpoint_network(stem: Path, trust_checkpoint: bool = False) -> dict[str, Any]:
+    """The `net_arch` and `activation` a checkpoint's model really has: its metadata's `policy`, or
+    for an older checkpoint without one, with `trust_checkpoint`, the SB3 zip itself (unpickled)."""
     network = read_metadata(stem).get("policy")
     if isinstance(network, dict) and {"net_arch", "activation"} <= set(network):
         return {"net_arch": network["net_arch"], "activation": network["activation"]}
+    if not trust_checkpoint:
+        raise CheckpointError(
+            f"checkpoint {stem} was written by an older fowlplay: only its SB3 zip, whose pickled data "
+            "can run any code, describes its network; if you made it yourself, resume with --trust-checkpoint"
+        )
     model, _ = load_checkpoint(stem)
     return network_of(model.policy)
 
@@ -360,24 +384,41 @@ def resume(
     overrides: dict[str, Any] | None = None,
     verbose: bool = True,
     pool_factory: PoolFactory | None = None,
+    trust_checkpoint: bool = False,
 ) -> RunResult:
     """Continue a run from its newest checkpoint up to its (possibly raised) total_timesteps.
 
     Any config key may change but the game, the seed and the network's shape (`NETWORK_KEYS`), which
     the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded.
-    `pool_factory` (see `make_vec_env`) must be the one the run started with.
+    `pool_factory` (see `make_vec_env`) must be the one the run started with. The checkpoint is
+    loaded without unpickling anything, and only when the run's record (`training.manifest`) says
+    this user's fowlplay wrote it, unless `trust_checkpoint`. The run holds the folder's lock.
     """
-    from fowlplay.training.config import NETWORK_KEYS
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"run directory {run_dir} does not exist")
-    overrides = overrides or {}
+    with hold_folder(run_dir):
+        return _resume(run_dir, overrides or {}, verbose, pool_factory, trust_checkpoint)
+
+
+def _resume(
+    run_dir: Path,
+    overrides: dict[str, Any],
+    verbose: bool,
+    pool_factory: PoolFactory | None,
+    trust_checkpoint: bool,
+) -> RunResult:
+    from fowlplay.training.config import NETWORK_KEYS
+
     config = read_run_config(run_dir, overrides)
     if config.run_dir().resolve() != run_dir.resolve():
         # The run may have been moved or copied: it continues where it is now.
         config.out = str(run_dir)
     checkpoint = resolve(run_dir, prefer_best=False)
+    try:
+        manifest.verify(run_dir, checkpoint_files(checkpoint), trust_checkpoint)
+    except manifest.ManifestError as exc:
+        raise CheckpointError(str(exc)) from None
     trained_with = read_metadata(checkpoint)["config"]
     trained_by = trained_with.get("trainer", "ppo")
     if config.trainer != trained_by:
@@ -385,7 +426,7 @@ def resume(
             f"--resume keeps the trainer of {run_dir}: {checkpoint} was trained by {trained_by!r}, so it "
             f"cannot continue as {config.trainer!r}; start a new run (--config ... --out ...) to change it"
         )
-    network = checkpoint_network(checkpoint)
+    network = checkpoint_network(checkpoint, trust_checkpoint)
     section = "dqn" if config.trainer == "dqn" else "ppo"
     for key in NETWORK_KEYS:
         if not key.startswith(section + "."):
@@ -407,13 +448,20 @@ def resume(
             stacklevel=2,
         )
         setattr(getattr(config, section), name, real)
-    _warn_stretched_schedule(run_dir, config, trained_with["total_timesteps"])
-    return _run(config, run_dir, checkpoint=checkpoint, verbose=verbose, pool_factory=pool_factory)
+    _warn_stretched_schedule(run_dir, config, trained_with.get("total_timesteps"))
+    return _run(
+        config,
+        run_dir,
+        checkpoint=checkpoint,
+        verbose=verbose,
+        pool_factory=pool_factory,
+        trust_checkpoint=trust_checkpoint,
+    )
 
 
 def _warn_stretched_schedule(run_dir: Path, config: TrainConfig, started: int) -> None:
     """Warn when a resume changes the budget (`started`: the checkpoint's) that a decaying schedule spans."""
-    if config.total_timesteps == started:
+    if config.total_timesteps == started or not isinstance(started, int):
         return
     if config.trainer == "dqn":
         schedule = f"DQN's exploration (epsilon over {config.dqn.exploration_fraction:g} of the budget)"
@@ -448,12 +496,28 @@ def unchecked_distributions(torch) -> Iterator[None]:
         distribution.set_default_validate_args(before)
 
 
+def resumed_model(
+    config: TrainConfig, vec_env, device: str, checkpoint: Path, trust_checkpoint: bool = False
+):
+    """The learner of the config with the training state of `checkpoint`, unpickling nothing
+    (`restore_training_state`); an older checkpoint, whose metadata has no network, is loaded with
+    SB3 (unpickled) only when `trust_checkpoint`."""
+    if read_metadata(checkpoint, prefer_best=False).get("policy") is None:
+        checkpoint_network(checkpoint, trust_checkpoint)  # refuses unless trusted
+        model, _ = load_checkpoint(checkpoint, device=device, env=vec_env, **hyperparameters(config))
+        return model
+    model = make_model(config, vec_env, device)
+    restore_training_state(model, checkpoint, device)
+    return model
+
+
 def _run(
     config: TrainConfig,
     run_dir: Path,
     checkpoint: Path | None,
     verbose: bool,
     pool_factory: PoolFactory | None = None,
+    trust_checkpoint: bool = False,
 ) -> RunResult:
     if config.trainer == "rllib":
         if pool_factory is not None:
@@ -463,7 +527,7 @@ def _run(
         # Ray RLlib's PPO (the rllib extra), imported only when asked for.
         from fowlplay.training.rllib.run import run
 
-        return run(config, run_dir, checkpoint, verbose)
+        return run(config, run_dir, checkpoint, verbose, trust_checkpoint=trust_checkpoint)
     import torch
     from fowlplay.training.callbacks import SelfPlayCallback, load_snapshots
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores
@@ -486,7 +550,7 @@ def _run(
             metadata = {**make_metadata(aec, config_dict, config.seed, timesteps, kind), **(extra or {})}
             # A stop signal during learning stops after the save (then a periodic checkpoint is saved).
             with signals.hold(stop_after=learning and kind != "final"):
-                return save_checkpoint(model, stem, metadata)
+                return save_checkpoint(model, stem, metadata, run_dir=run_dir)
 
         def evaluate(timesteps: int, learning: bool = True) -> None:
             # The learner as evaluation will load it: its weights in a fresh CPU network.
@@ -527,8 +591,9 @@ def _run(
             if checkpoint is None:
                 model, resumed_at = make_model(config, vec_env, device), None
             else:
-                # The checkpoint's own hyperparameters give way to the config's (which may have changed).
-                model, _ = load_checkpoint(checkpoint, device=device, env=vec_env, **hyperparameters(config))
+                # A learner built from the config (whose hyperparameters may have changed) with the
+                # checkpoint's weights, optimizer state and counters.
+                model = resumed_model(config, vec_env, device, checkpoint, trust_checkpoint)
                 resumed_at = model.num_timesteps
                 # A resumed run reseeds from where it stopped, so it does not replay its first games.
                 model.set_random_seed(config.seed + resumed_at)
@@ -555,7 +620,10 @@ def _run(
                 save_periodic=lambda steps: save("periodic", steps),
                 max_minutes=config.max_minutes,
                 initial_snapshots=load_snapshots(
-                    run_dir / "snapshots", config.opponents.snapshot_window, shapes
+                    run_dir / "snapshots",
+                    config.opponents.snapshot_window,
+                    shapes,
+                    verify=None if trust_checkpoint else functools.partial(manifest.problem, run_dir),
                 ),
                 hold=signals.hold,
                 latest_every=config.dqn.latest_every if config.trainer == "dqn" else 0,

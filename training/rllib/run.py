@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.training import manifest
 from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
@@ -241,9 +242,12 @@ def save(
     algo.save_to_path(str(tmp.resolve()))
     shutil.rmtree(state_dir, ignore_errors=True)
     os.replace(tmp, state_dir)
+    # RLlib's state is pickled: a resume restores only files the run's record says it wrote.
+    manifest.record(run_dir, sorted(p for p in state_dir.rglob("*") if p.is_file()))
 
     rllib = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
-    return export_checkpoint(aec, config, stem, learner_weights(algo), timesteps, kind, rllib, extra)
+    weights = learner_weights(algo)
+    return export_checkpoint(aec, config, stem, weights, timesteps, kind, rllib, extra, run_dir=run_dir)
 
 
 def export_checkpoint(
@@ -255,10 +259,12 @@ def export_checkpoint(
     kind: str,
     rllib: dict,
     extra: dict | None = None,
+    run_dir: Path | None = None,
 ) -> Path:
     """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
     `policy.build_policy` rebuilds, the RLlib facts under `rllib` and `extra` on top), the .json
-    last; the .npz path."""
+    last (with `run_dir`, both recorded in its record first); the .npz path."""
+    import hashlib
     import json
 
     metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
@@ -275,7 +281,10 @@ def export_checkpoint(
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
     npz = stem.with_name(stem.name + ".npz")
     atomic_write(npz, lambda handle: np.savez(handle, **weights))
-    atomic_write(stem.with_name(stem.name + ".json"), lambda handle: handle.write(text))
+    json_path = stem.with_name(stem.name + ".json")
+    if run_dir is not None:
+        manifest.record(run_dir, [npz], {json_path: hashlib.sha256(text).hexdigest()})
+    atomic_write(json_path, lambda handle: handle.write(text))
     return npz
 
 
@@ -295,8 +304,18 @@ def playing_policy(aec, config: TrainConfig, weights: dict[str, np.ndarray]):
 
 
 # ----- the run ---------------------------------------------------------------------------------
-def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verbose: bool = True):
-    """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
+def run(
+    config: TrainConfig,
+    run_dir: Path,
+    checkpoint: Path | None = None,
+    verbose: bool = True,
+    trust_checkpoint: bool = False,
+):
+    """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`.
+
+    RLlib's state is pickled, so a resume restores it only when the run's record
+    (`training.manifest`) says this user's fowlplay wrote every file of it, unless `trust_checkpoint`.
+    """
     import torch
     from fowlplay.training.callbacks import save_snapshot
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores
@@ -324,6 +343,11 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                 f"checkpoint {checkpoint} holds no RLlib state (rllib/<name>/) to resume from; it was "
                 "not written by trainer: rllib, or its rllib folder is gone"
             )
+        state_files = sorted(p for p in (run_dir / state).rglob("*") if p.is_file() or p.is_symlink())
+        try:
+            manifest.verify(run_dir, state_files, trust_checkpoint)
+        except manifest.ManifestError as exc:
+            raise CheckpointError(str(exc)) from None
         timesteps = int(metadata["timesteps"])
         pool = {key: int(metadata["rllib"].get(key, 0)) for key in pool}
 
@@ -368,6 +392,7 @@ def run(config: TrainConfig, run_dir: Path, checkpoint: Path | None = None, verb
                             "best",
                             {},
                             {"evaluation": best.best},
+                            run_dir=run_dir,
                         )
 
             if verbose:
