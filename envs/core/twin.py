@@ -49,6 +49,73 @@ class State:
     _game: Any  # the game's own GameState pytree
 
 
+#: Integer ranges of at most this many values are divided through a table; wider ones by long division.
+RATIO_TABLE_LIMIT = 1 << 16
+#: `exact_ratio` numerators must be below this in magnitude (float32 holds every integer up to it).
+RATIO_NUMERATOR_LIMIT = 1 << 24
+
+
+def exact_ratio(
+    numerator: jax.Array, denominator: int, low: int | None = None, high: int | None = None
+) -> jax.Array:
+    """float32 `numerator / denominator` rounded once, as the reference's float64 division cast to
+    float32 is (for integers, rounding twice through float64 gives the same float32).
+
+    XLA's float32 division on CPU is not correctly rounded (13 / 15 comes out one ulp high), so an
+    observation or reward that the reference computes as a ratio of integers must come from here.
+    `numerator` is an int array with |numerator| < 2**24; `denominator` a positive Python int below
+    2**24. With the numerator's bounds `low`..`high` (Python ints) spanning at most
+    `RATIO_TABLE_LIMIT` values it reads a table of the reference's own float64 quotients; otherwise
+    it divides exactly in integer arithmetic.
+    """
+    d = _whole(denominator, "denominator")
+    if not 0 < d < RATIO_NUMERATOR_LIMIT:
+        raise ValueError(f"exact_ratio needs a denominator in 1..{RATIO_NUMERATOR_LIMIT - 1}; got {d}")
+    a = jnp.asarray(numerator).astype(jnp.int32)
+    if low is not None and high is not None and high - low < RATIO_TABLE_LIMIT:
+        table = (np.arange(low, high + 1, dtype=np.float64) / d).astype(np.float32)
+        return jnp.asarray(table)[jnp.clip(a - low, 0, high - low)]
+    return _long_division(a, d)
+
+
+def _whole(value, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise ValueError(f"exact_ratio needs a whole number as {what}; got {value!r}")
+    return int(value)
+
+
+def _long_division(a: jax.Array, d: int) -> jax.Array:
+    """`exact_ratio` without a table: the float32 nearest a / d (ties to even), built from integers."""
+    i32 = jnp.int32
+    whole = jnp.abs(a)
+    nonzero = whole > 0
+    top_a = 31 - jax.lax.clz(jnp.maximum(whole, 1))  # floor(log2 |a|)
+    top_d = d.bit_length() - 1
+    # k = floor(log2(|a| / d)): compare the two mantissas lined up at bit 30.
+    lined = jnp.maximum(whole, 1) << (30 - top_a)
+    k = top_a - top_d - (lined < (d << (30 - top_d))).astype(i32)
+    shift = 23 - k  # the 24-bit mantissa is floor(|a| * 2**shift / d), rounded by the remainder
+    quotient, remainder = whole // d, whole % d
+    mantissa = jnp.where(quotient > 0, quotient << jnp.clip(shift, 0, 31), 0)
+    # floor(remainder * 2**shift / d), a chunk of bits at a time (remainder << chunk stays below 2**31).
+    chunk = 30 - top_d
+    fraction, done = jnp.zeros_like(whole), jnp.zeros_like(whole)
+    for _ in range(-(-(24 + top_d) // chunk)):
+        bits = jnp.clip(shift - done, 0, chunk)
+        remainder = remainder << bits
+        digit = remainder // d
+        remainder = remainder - digit * d
+        fraction, done = (fraction << bits) + digit, done + bits
+    mantissa = mantissa + fraction
+    twice = 2 * remainder
+    mantissa = mantissa + ((twice > d) | ((twice == d) & (mantissa % 2 == 1))).astype(i32)
+    scale = jax.lax.bitcast_convert_type((k - 23 + 127) << 23, jnp.float32)  # 2**(k - 23), exact
+    value = mantissa.astype(jnp.float32) * scale
+    return jnp.where(nonzero, jnp.where(a < 0, -value, value), jnp.float32(0.0))
+
+
 def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
     """Leaf-wise `jnp.where` of two pytrees of the same structure (a scalar condition)."""
     return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
@@ -57,10 +124,11 @@ def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
 def win_rewards(winners: jax.Array) -> jax.Array:
     """The zero-sum win reward of `envs.core.rewards.win_rewards` from a bool mask of winners."""
     n = winners.shape[0]
-    k = winners.sum().astype(jnp.float32)
-    share = (n - k) / (k * (n - 1))
+    k = winners.sum()
+    # The reference's float64 shares, cast to float32 once (XLA's float32 division rounds otherwise).
+    shares = np.array([0.0] + [(n - j) / (j * (n - 1)) for j in range(1, n + 1)], np.float32)
     loss = jnp.float32(-1.0 / (n - 1))
-    rewards = jnp.where(winners, share, loss).astype(jnp.float32)
+    rewards = jnp.where(winners, jnp.asarray(shares)[k], loss).astype(jnp.float32)
     return jnp.where((k == 0) | (k == n), jnp.zeros(n, jnp.float32), rewards)
 
 
@@ -72,19 +140,17 @@ def best_players(scores: jax.Array, eligible: jax.Array | None = None) -> jax.Ar
     return eligible & (scores == top)
 
 
-def score_rewards(scores: jax.Array, scale: float) -> jax.Array:
-    """`envs.core.rewards.score_rewards` for integer scores: (s - mean of the others) / scale.
-
-    Written as one division of exact integers, so it rounds once, as the reference's float64
-    result rounded to float32 does.
-    """
+def score_rewards(scores: jax.Array, scale: int) -> jax.Array:
+    """`envs.core.rewards.score_rewards` for integer scores and an integer scale: (s - mean of the
+    others) / scale, as one exact ratio rounded once to float32 (as the reference's float64 result
+    rounded to float32 is, but for ties closer than float64 can tell)."""
     n = scores.shape[0]
     scores = scores.astype(jnp.int32)
     numerator = scores * (n - 1) - (scores.sum() - scores)
-    return (numerator.astype(jnp.float32) / jnp.float32((n - 1) * scale)).astype(jnp.float32)
+    return exact_ratio(numerator, (n - 1) * _whole(scale, "scale"))
 
 
-def final_rewards(scores: jax.Array, reward_mode: str, scale: float) -> jax.Array:
+def final_rewards(scores: jax.Array, reward_mode: str, scale: int) -> jax.Array:
     """`envs.core.rewards.final_rewards` for a game that ended by its rules (not truncated)."""
     if reward_mode == "score":  # an option: fixed when the twin is made, never traced
         return score_rewards(scores, scale)
@@ -159,6 +225,8 @@ class TwinEnv:
         self.num_players = rules.num_players
         self.num_actions = rules.num_actions
         self.observation_shape = (rules.observation_size,)
+        # Compiled once: run op by op, one conversion's observation and mask take a tenth of a second.
+        self._state_jit = jax.jit(self._state)
 
     def __repr__(self) -> str:
         return f"TwinEnv({self.id!r}, num_players={self.num_players})"
@@ -195,7 +263,7 @@ class TwinEnv:
     def from_reference(self, game: Any, step_count: int = 0) -> State:
         """The State of a reference engine's game (for the alignment suite and for starting a
         batch from chosen deals); not traced."""
-        return self._state(
+        return self._state_jit(
             self.rules.from_reference(game), jnp.asarray(step_count, jnp.int32), jnp.zeros((), bool)
         )
 
@@ -255,6 +323,7 @@ def auto_reset(env: TwinEnv):
     return step
 
 
-def as_array(values: Any, dtype: Any) -> jax.Array:
-    """A converter's helper: a Python or numpy value as a JAX array of `dtype`."""
-    return jnp.asarray(np.asarray(values, dtype=dtype))
+def as_array(values: Any, dtype: Any) -> np.ndarray:
+    """A converter's helper: a Python or numpy value as a numpy array of `dtype` (a GameState leaf;
+    numpy, so that converting a reference state costs no device transfer per field)."""
+    return np.asarray(values, dtype=dtype)
