@@ -114,6 +114,9 @@ def parse_spec(text: str) -> AgentSpec:
     # A path may itself hold '=': only treat the left side as a label when it looks like one.
     if not sep or os.sep in label or "/" in label or not label:
         label, kind = "", text
+    if not kind.strip():  # '' would otherwise name the current folder as a checkpoint path
+        what = f"names no agent after its label {label!r}" if label else "is empty"
+        raise AgentSpecError(f"agent spec {text!r} {what}; accepted: {ACCEPTED}")
     if kind in BUILTIN_KINDS:
         return AgentSpec(label or kind, kind, text=text)
     if kind.startswith(PROBE_PREFIX):

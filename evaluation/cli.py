@@ -19,10 +19,19 @@ from pathlib import Path
 from fowlplay import envs
 from fowlplay.evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
 from fowlplay.evaluation.argtypes import integer
-from fowlplay.evaluation.matches import SEATINGS, EvalConfig, EvalInterrupted, ResumeError, tables
+from fowlplay.evaluation.matches import (
+    GAMES_FILE,
+    MAX_GAMES_BYTES,
+    SEATINGS,
+    EvalConfig,
+    EvalInterrupted,
+    ResumeError,
+    tables,
+)
 from fowlplay.evaluation.report import OutputError
 from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
-from fowlplay.training.cli import run_stoppable, yaml_value
+from fowlplay.training.cli import disk_full, run_stoppable, yaml_value
+from fowlplay.training.lock import FolderBusyError
 from fowlplay.training.stopping import stopped
 
 PROG = "fowlplay-eval"
@@ -96,21 +105,46 @@ def _fail(message: str, status: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation described on the command line and print its headline figures."""
-    return run_stoppable(PROG, lambda: _main(argv), _said)
+    where: dict[str, Path] = {}  # the output folder, once the arguments are read
+    return run_stoppable(PROG, lambda: _main(argv, where), lambda stop: _said(stop, where.get("out")))
 
 
-def _said(stop: KeyboardInterrupt) -> str:
+def _said(stop: KeyboardInterrupt, out: Path | None = None) -> str:
     if isinstance(stop, EvalInterrupted):
+        if stop.saved == stop.planned:
+            return (
+                f"{stopped(stop)} after the last game: all {stop.planned} games are saved in {stop.path}, "
+                "but not every figure was written. Run the same command again to write them."
+            )
         return (
             f"{stopped(stop)}; {stop.saved} of {stop.planned} games are saved in {stop.path}. "
             "Run the same command again to resume."
         )
+    earlier = _saved_games(out / GAMES_FILE) if out is not None else 0
+    if earlier:
+        return (
+            f"{stopped(stop)} before any game was played; the {earlier} games saved earlier in "
+            f"{out / GAMES_FILE} are kept. Run the same command again to resume."
+        )
     return f"{stopped(stop)} before any game was saved"
 
 
-def _main(argv: list[str] | None) -> int:
+def _saved_games(path: Path) -> int:
+    """Lines of a games.jsonl (0 when it is missing or is not a regular file)."""
+    from fowlplay.training.untrusted import UntrustedFileError, open_regular
+
+    try:
+        with open_regular(path, MAX_GAMES_BYTES) as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, UntrustedFileError):
+        return 0
+
+
+def _main(argv: list[str] | None, where: dict[str, Path] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if where is not None:
+        where["out"] = args.out
     if len(args.agents) < 2:
         parser.error("--agents needs at least two agents")
     options = dict(args.option)
@@ -141,12 +175,17 @@ def _main(argv: list[str] | None) -> int:
         )
     except (AgentSpecError, ResumeError) as err:
         return _fail(str(err), 2)
+    except FolderBusyError as err:
+        return _fail(str(err), 1)
     except OutputError as err:
-        return _fail(
-            f"{err}; the games played so far are kept in {args.out / 'games.jsonl'}: free some space "
-            "and run the same command again to resume",
-            1,
-        )
+        games = args.out / GAMES_FILE
+        fix = "free some space and" if disk_full(err) else "once that is fixed,"
+        if _saved_games(games):
+            return _fail(
+                f"{err}; the games played so far are kept in {games}: {fix} run the same command again to resume",
+                1,
+            )
+        return _fail(f"{err}" + ("; free some space and run the command again" if disk_full(err) else ""), 1)
     for r in summary["pairwise"]:
         print(
             f"{r['agent']} vs {r['opponent']}: score {r['score']:.3f} "

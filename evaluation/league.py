@@ -78,6 +78,14 @@ class LeagueConfigError(ValueError):
     """A league config that cannot be run as written."""
 
 
+class LeagueFailedError(RuntimeError):
+    """A league with nothing left to rate; `errors` are the entries' errors that led there."""
+
+    def __init__(self, message: str, errors: list[dict]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """One entry of the config: a name, the `trainer:` of `fowlplay-train`, and config overrides."""
@@ -102,6 +110,9 @@ class LeagueConfig:
     eval_seed: int = 0
     bootstrap: int = 1000
     exploit: dict | None = None
+    #: Resume trainings and best responses from files their run's record does not vouch for
+    #: (`fowlplay-train --trust-checkpoint`); set by `--trust-checkpoint`, never by the YAML.
+    trust_checkpoint: bool = False
 
 
 def _is_count(value) -> bool:
@@ -134,7 +145,15 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
         raise LeagueConfigError(f"{where}: unknown game {config_game!r}; games: {list(envs.ENV_NAMES)}")
     if game is not None and game != config_game:
         raise LeagueConfigError(f"{where} is for {config_game}, but --game says {game}")
-    players = data.get("players") or len(envs.make(config_game).possible_agents)
+    players = data.get("players")
+    if players is None:
+        players = len(envs.make(config_game).possible_agents)
+    if not _is_count(players):
+        raise LeagueConfigError(f"{where}: players must be an integer >= 1; got {players!r}")
+    try:
+        envs.make(config_game, num_players=players)
+    except ValueError as exc:  # a player count the game refuses, in the game's own words
+        raise LeagueConfigError(f"{where}: players: {exc}") from None
     decisions = _require(data, "decisions", int, where)
     if decisions < 1:
         raise LeagueConfigError(f"{where}: decisions must be >= 1; got {decisions}")
@@ -160,9 +179,25 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
             f"{where}: algorithms must be a non-empty list of distinct names; got {names}"
         )
     evaluation = data.get("evaluation") or {}
+    if not isinstance(evaluation, dict):
+        raise LeagueConfigError(
+            f"{where}: evaluation must be a mapping of {sorted(EVAL_KEYS)}; got {evaluation!r}"
+        )
     _unknown(evaluation, EVAL_KEYS, f"{where}: evaluation")
+    for key in ("matches", "bootstrap"):
+        if key in evaluation and not _is_count(evaluation[key]):
+            raise LeagueConfigError(
+                f"{where}: evaluation: {key} must be an integer >= 1; got {evaluation[key]!r}"
+            )
+    seed = evaluation.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise LeagueConfigError(f"{where}: evaluation: seed must be an integer >= 0; got {seed!r}")
     exploit = data.get("exploit")
     if exploit is not None:
+        if not isinstance(exploit, dict):
+            raise LeagueConfigError(
+                f"{where}: exploit must be a mapping of {sorted(EXPLOIT_KEYS)}; got {exploit!r}"
+            )
         _unknown(exploit, EXPLOIT_KEYS, f"{where}: exploit")
         for key in ("total_timesteps", "matches"):
             _require(exploit, key, int, f"{where}: exploit")
@@ -193,13 +228,19 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
 def load_config(path: str | Path, game: str | None = None) -> LeagueConfig:
     """Read and validate a league YAML."""
     import yaml
+    from fowlplay.training.untrusted import UntrustedFileError, read_bytes
 
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.safe_load(read_bytes(path, 2**20).decode("utf-8"))
     except OSError as exc:
         raise LeagueConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise LeagueConfigError(f"{path} is not valid YAML: {exc}") from None
+    except UntrustedFileError as exc:
+        raise LeagueConfigError(f"cannot read the league config: {exc}") from None
+    except UnicodeDecodeError:
+        raise LeagueConfigError(f"{path} is not a YAML text file (it is not UTF-8 text)") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise LeagueConfigError(f"{path} is not valid YAML: {first}") from None
     return parse_config(data, game, where=str(path))
 
 
@@ -240,6 +281,17 @@ def override_budget(
 BUDGET_FILE = "budget.json"
 
 
+def _record(path: Path) -> dict:
+    """A JSON record of the league's folder, read within bounds; {} when unreadable or not an object."""
+    from fowlplay.training.untrusted import read_json
+
+    try:
+        record = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def check_budget(config: LeagueConfig, out: Path) -> None:
     """Refuse to resume a league trained to another budget; record the budget of a new one.
 
@@ -250,14 +302,16 @@ def check_budget(config: LeagueConfig, out: Path) -> None:
     found: dict[str, int] = {}
     path = out / BUDGET_FILE
     if path.exists():
-        found[str(path)] = int(json.loads(path.read_text())["decisions"])
+        record = _record(path)
+        if not _is_count(record.get("decisions")):
+            raise LeagueConfigError(
+                f"{path} is damaged (no decisions count); delete it to start the league over"
+            )
+        found[str(path)] = record["decisions"]
     for record_path in sorted((out / "train").glob("*/seed*.json")):
-        try:
-            record = json.loads(record_path.read_text())
-        except (OSError, ValueError):
-            continue
-        if record.get("status") in ("done", "cut_short") and record.get("decisions") is not None:
-            found[str(record_path)] = int(record["decisions"])
+        record = _record(record_path)
+        if record.get("status") in ("done", "cut_short") and _is_count(record.get("decisions")):
+            found[str(record_path)] = record["decisions"]
     other = {where: n for where, n in found.items() if n != config.decisions}
     if other:
         where, n = next(iter(other.items()))
@@ -284,15 +338,19 @@ def _yaml_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def train_command(config: LeagueConfig, algorithm: Algorithm, seed: int, out: Path) -> list[str]:
-    """The fowlplay-train command of one run (a partly trained run directory is resumed)."""
+def train_command(
+    config: LeagueConfig, algorithm: Algorithm, seed: int, out: Path, trust_checkpoint: bool = False
+) -> list[str]:
+    """The fowlplay-train command of one run (a partly trained run directory is resumed, with
+    --trust-checkpoint when the league has it)."""
     target = run_dir(out, algorithm.name, seed)
     base = [sys.executable, "-m", "fowlplay.training.cli"]
     budget = ["--total-timesteps", str(config.decisions), "--no-progress"]
     if config.max_minutes is not None:
         budget += ["--max-minutes", str(config.max_minutes)]
     if (target / "config.yaml").exists() and not (target / "final.json").exists():
-        return [*base, "--resume", str(target), *budget]
+        trust = ["--trust-checkpoint"] if trust_checkpoint else []
+        return [*base, "--resume", str(target), *budget, *trust]
     command = [
         *base,
         "--config",
@@ -344,22 +402,27 @@ def _tail(log: Path, lines: int = 3) -> str:
 
 
 def _final_timesteps(target: Path) -> int | None:
-    try:
-        return int(json.loads((target / "final.json").read_text())["timesteps"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    timesteps = _record(target / "final.json").get("timesteps")
+    return timesteps if isinstance(timesteps, int) and not isinstance(timesteps, bool) else None
 
 
-def train_one(config: LeagueConfig, algorithm: Algorithm, seed: int, out: Path, log=print) -> dict:
+def train_one(
+    config: LeagueConfig,
+    algorithm: Algorithm,
+    seed: int,
+    out: Path,
+    log=print,
+    trust_checkpoint: bool = False,
+) -> dict:
     """Train one algorithm x seed unless already done; its record (status done, cut_short or error)."""
     target = run_dir(out, algorithm.name, seed)
     record_path = target.parent / f"seed{seed}.json"
     if record_path.exists():
-        record = json.loads(record_path.read_text())
+        record = _record(record_path)
         if record.get("status") in ("done", "cut_short") and _final_timesteps(target) is not None:
             return record
     target.parent.mkdir(parents=True, exist_ok=True)
-    command = train_command(config, algorithm, seed, out)
+    command = train_command(config, algorithm, seed, out, trust_checkpoint)
     log(f"{PROG}: training {label_of(algorithm.name, seed)}: {shlex.join(command[1:])}")
     timeout = None if config.max_minutes is None else config.max_minutes * 120 + 300
     log_path = target.parent / f"seed{seed}.log"
@@ -454,6 +517,8 @@ def _exploit_seed(config: LeagueConfig, spec: AgentSpec, out: Path, seed: int, l
         command += ["--matches", str(config.exploit["matches"])]
         if seed:
             command += ["--seed", str(seed)]
+        if config.trust_checkpoint:
+            command += ["--trust-checkpoint"]
         log(f"{PROG}: exploitability of {spec.label}" + (f", best-response seed {seed}" if seed else ""))
         # The log sits beside the output folder: fowlplay-exploit refuses a folder holding foreign files.
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -462,7 +527,7 @@ def _exploit_seed(config: LeagueConfig, spec: AgentSpec, out: Path, seed: int, l
         if status != 0 or not result_path.exists():
             why = _tail(log_path)
             return {"status": "error", "message": f"fowlplay-exploit failed (exit status {status}): {why}"}
-    data = json.loads(result_path.read_text())
+    data = _record(result_path)
     made = (data.get("total_timesteps_requested"), data.get("matches"))
     asked = (config.exploit["total_timesteps"], config.exploit["matches"])
     if made != asked and made != (None, None):
@@ -534,7 +599,7 @@ def run_league(
     trainings = []
     for algorithm in config.algorithms:
         for seed in config.seeds:
-            record = train_one(config, algorithm, seed, out, log)
+            record = train_one(config, algorithm, seed, out, log, config.trust_checkpoint)
             trainings.append(record)
             if record["status"] == "error":
                 errors.append(
@@ -580,6 +645,12 @@ def run_league(
             scores[(record["agent"], record["opponent"])] = record
     rated = [s for s in agents if s.label not in failed]
     labels = [s.label for s in rated]
+    if len(rated) < 2:
+        raise LeagueFailedError(
+            f"nothing to rate: only {labels or 'no agent'} could play, since no trained checkpoint is left "
+            f"(every training or evaluation failed{'; --rungs left one rung' if rungs else ''})",
+            errors,
+        )
     ratings = {
         r["agent"]: r
         for r in elo_ratings(
@@ -985,20 +1056,32 @@ def build_parser() -> argparse.ArgumentParser:
         "at this budget (SEEDS best responses each, the strongest kept; 1 if omitted), instead of the "
         "config's `exploit:` [the config's; none]",
     )
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="resume trainings and best responses from files their run's record (files.json) does not "
+        "vouch for (passed to fowlplay-train and fowlplay-exploit): only for a folder you trust",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the league described on the command line."""
+    from fowlplay.training.cli import disk_full, os_error_text
+    from fowlplay.training.lock import FolderBusyError, hold_folder
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a directory (it is created if missing)")
     try:
         config = load_config(args.config, args.game)
     except LeagueConfigError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    config = dataclasses.replace(config, trust_checkpoint=args.trust_checkpoint)
     command = shlex.join([PROG, "--game", args.game, "--config", str(args.config), "--out", str(args.out)])
     if args.algorithms:
         command += " --algorithms " + shlex.join(args.algorithms)
@@ -1014,23 +1097,23 @@ def main(argv: list[str] | None = None) -> int:
         command += " --exploit " + " ".join(map(str, args.exploit))
     with sigterm_stops():
         try:
-            summary = run_league(
-                config,
-                args.out,
-                args.workers,
-                args.progress,
-                args.bootstrap,
-                command=command,
-                rungs=args.rungs,
-                algorithms=args.algorithms,
-                decisions=args.decisions,
-                seeds=args.seeds,
-                matches=args.matches,
-                exploit=None if args.exploit is None else tuple(args.exploit),
-            )
+            with hold_folder(args.out, command):
+                summary = _run_league(config, args, command)
         except LeagueConfigError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
+        except LeagueFailedError as exc:
+            for e in exc.errors:
+                print(f"{PROG}: {e['entry']} ({e['stage']}): {e['message']}", file=sys.stderr)
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 1
+        except FolderBusyError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 1
+        except OSError as exc:  # a full disk, a folder that cannot be made: one line, naming it
+            fix = "; free some space and run the same command again to resume" if disk_full(exc) else ""
+            print(f"{PROG}: error: {os_error_text(exc, args.out)}{fix}", file=sys.stderr)
+            return 1
         except KeyboardInterrupt as stop:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
             print(f"\n{PROG}: {stopped(stop)}; run the same command again to resume", file=sys.stderr)
@@ -1044,6 +1127,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: {e['entry']} ({e['stage']}): {e['message']}", file=sys.stderr)
     print(f"leaderboard: {args.out / 'leaderboard.md'}")
     return 1 if summary["errors"] else 0
+
+
+def _run_league(config: LeagueConfig, args: argparse.Namespace, command: str) -> dict:
+    """`run_league` with the command line's choices."""
+    return run_league(
+        config,
+        args.out,
+        args.workers,
+        args.progress,
+        args.bootstrap,
+        command=command,
+        rungs=args.rungs,
+        algorithms=args.algorithms,
+        decisions=args.decisions,
+        seeds=args.seeds,
+        matches=args.matches,
+        exploit=None if args.exploit is None else tuple(args.exploit),
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ from fowlplay import envs
 from fowlplay.envs.core.rewards import win_rewards
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
 from fowlplay.evaluation.report import OutputError, write_json
+from fowlplay.training.lock import acquire, release
 from fowlplay.training.stopping import further_stops_ignored, signal_of
+from fowlplay.training.untrusted import UntrustedFileError, parse_json, read_bytes, read_json
 
 SEATINGS = ("pairs", "combinations", "one-vs-rest")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.
@@ -51,6 +53,8 @@ _SEED_BITS = 53
 GAMES_FILE = "games.jsonl"
 #: What the games of an output directory were played with (to name what changed on a refused resume).
 RUN_FILE = "run.json"
+#: The largest games.jsonl a resume reads (a million games of a 6-player table take about 1 GB).
+MAX_GAMES_BYTES = 4 * 2**30
 
 
 @dataclass(frozen=True)
@@ -398,16 +402,38 @@ class EvalInterrupted(KeyboardInterrupt):
 ROW_KEYS = ("run", "table", "match", "arrangement", "seats", "returns")
 
 
+def _row_problem(row) -> str | None:
+    """What is wrong with a parsed games.jsonl row, or None."""
+    if not isinstance(row, dict):
+        return "it lacks every key"
+    missing = [key for key in ROW_KEYS if key not in row]
+    if missing:
+        return f"it lacks {missing}"
+    if not isinstance(row["run"], str):
+        return "its 'run' is not a string"
+    for key in ("table", "match", "arrangement"):
+        value = row[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53:
+            return f"its {key!r} is not a count"
+    if not isinstance(row["seats"], list) or not all(isinstance(seat, str) for seat in row["seats"]):
+        return "its 'seats' is not a list of agent labels"
+    returns = row["returns"]
+    if not isinstance(returns, list) or len(returns) != len(row["seats"]):
+        return "its 'returns' does not list one number per seat"
+    if not all(isinstance(r, (int, float)) and not isinstance(r, bool) and abs(r) <= 1e9 for r in returns):
+        return "its 'returns' holds something other than finite numbers"
+    return None
+
+
 def _row(line: bytes, path: Path, number: int) -> dict | None:
     """One games.jsonl line as a row (None for a blank line); a damaged line is a ResumeError."""
     if not line.strip():
         return None
     try:
-        row = json.loads(line.decode("utf-8"))
-        missing = [key for key in ROW_KEYS if key not in row] if isinstance(row, dict) else ["every key"]
-        problem = f"it lacks {missing}" if missing else None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problem = f"not JSON: {exc}"
+        row = parse_json(line, f"line {number}", max_depth=None)  # `_row_problem` checks every field
+        problem = _row_problem(row)
+    except UntrustedFileError as exc:
+        problem = f"not JSON: {str(exc).partition(': ')[2] or exc}"
     if problem:
         raise ResumeError(
             f"{path} line {number} is not a game record ({problem}); delete that line (its game is "
@@ -448,7 +474,7 @@ def _refusal(path: Path, number: int, config: EvalConfig) -> ResumeError:
     """The error for a games.jsonl row of another evaluation, naming what changed when run.json tells."""
     what = "game, players, options, agents (the models they play), seed or seating differ"
     try:
-        recorded = json.loads((path.parent / RUN_FILE).read_text())
+        recorded = read_json(path.parent / RUN_FILE)
         changes = describe_change(recorded["identity"], config.identity())
         if changes and recorded.get("fingerprint") != config.fingerprint():
             what = "; ".join(changes)
@@ -467,7 +493,10 @@ def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dic
     """
     if not path.exists():
         return {}
-    data = path.read_bytes()
+    try:
+        data = read_bytes(path, MAX_GAMES_BYTES)
+    except UntrustedFileError as exc:
+        raise ResumeError(f"{exc}; delete it (or choose another --out) to start over") from None
     if data and not data.endswith(b"\n"):
         cut = data.rfind(b"\n") + 1
         with path.open("r+b") as f:
@@ -499,14 +528,32 @@ def run_games(
     """Play every planned game not already in `out`/games.jsonl, appending each as it finishes.
 
     Returns the planned rows in canonical order and counts of what was resumed and played. Ctrl-C
-    raises `EvalInterrupted`; a file that cannot be written raises `OutputError`.
+    raises `EvalInterrupted`; a file that cannot be written raises `OutputError`. The evaluation
+    holds the lock of `out` (`training.lock`): a second one into the same folder is refused.
     """
     config = config.resolve_agents()
-    path = out / GAMES_FILE
+    with output_folder(out):
+        return _run_games(config, out, workers, progress, on_row)
+
+
+@contextlib.contextmanager
+def output_folder(out: Path) -> Iterator[None]:
+    """Hold the lock of `out` for the block (`training.lock`; the folder is created when missing,
+    and an OSError doing so is an `OutputError`); a folder another run writes is `FolderBusyError`."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        acquire(out)
     except OSError as exc:
         raise OutputError(out, exc) from exc
+    try:
+        yield
+    finally:
+        release(out)
+
+
+def _run_games(
+    config: EvalConfig, out: Path, workers: int, progress: bool, on_row: Callable[[dict], None] | None
+) -> tuple[list[dict], dict]:
+    path = out / GAMES_FILE
     done = read_games(path, config)
     _write_run_file(out, config)
     tasks = plan(config)

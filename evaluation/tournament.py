@@ -11,9 +11,18 @@ from pathlib import Path
 import numpy as np
 from fowlplay import envs
 from fowlplay.evaluation import report
-from fowlplay.evaluation.matches import BOOTSTRAP_KEY, EvalConfig, deal_seed, run_games
+from fowlplay.evaluation.matches import (
+    BOOTSTRAP_KEY,
+    GAMES_FILE,
+    EvalConfig,
+    EvalInterrupted,
+    deal_seed,
+    output_folder,
+    run_games,
+)
 from fowlplay.evaluation.ratings import rating_table
 from fowlplay.evaluation.stats import agent_summary, game_summary, latency, pairwise
+from fowlplay.training.stopping import signal_of
 
 #: Bootstrap resamples for the rating intervals.
 DEFAULT_BOOTSTRAP = 1000
@@ -110,11 +119,24 @@ def evaluate(
     on_row=None,
 ) -> dict:
     """Play (resuming from out/games.jsonl), then write pairwise.csv, ratings.csv, summary.json,
-    report.md and the PNG plots; returns the summary."""
+    report.md and the PNG plots; returns the summary.
+
+    The evaluation holds the lock of `out` throughout (`training.lock`). A stop once every game is
+    played raises `EvalInterrupted` with all of them saved (the figures are written on a rerun)."""
     out = Path(out)
     config = check_agents(config)
-    start = time.perf_counter()
-    rows, counts = run_games(config, out, workers, progress, on_row)
+    with output_folder(out):
+        start = time.perf_counter()
+        rows, counts = run_games(config, out, workers, progress, on_row)
+        try:
+            return _write_figures(config, out, rows, counts, workers, bootstrap, start)
+        except KeyboardInterrupt as stop:
+            raise EvalInterrupted(out / GAMES_FILE, len(rows), len(rows), signal_of(stop)) from None
+
+
+def _write_figures(
+    config: EvalConfig, out: Path, rows: list[dict], counts: dict, workers: int, bootstrap: int, start: float
+) -> dict:
     summary = summarise(config, rows, bootstrap)
     summary["command"] = command_line(config, out)
     summary["notes"] = notes(summary)

@@ -48,7 +48,8 @@ class StaleLockWarning(UserWarning):
     """A lock left by a run that is gone was taken over."""
 
 
-#: Folders this process holds: resolved path -> (open lock file, how many holders inside it).
+#: Folders this process holds: resolved path -> [open lock file, holders inside it, whether the lock
+#: created the folder].
 _held: dict[Path, list] = {}
 
 
@@ -145,6 +146,7 @@ def acquire(folder: str | Path, command: str | None = None) -> Path:
     over with a `StaleLockWarning`. An `OSError` (the folder cannot be created) is left to the caller.
     """
     folder = Path(folder)
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     key = folder.resolve()
     if key in _held:
@@ -191,7 +193,7 @@ def acquire(folder: str | Path, command: str | None = None) -> Path:
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, (json.dumps(info) + "\n").encode())
-    _held[key] = [fd, 1]
+    _held[key] = [fd, 1, created]
     return path
 
 
@@ -212,6 +214,9 @@ def release(folder: str | Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             if os.stat(key / LOCK_NAME, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
                 os.unlink(key / LOCK_NAME)
+        if entry[2]:  # a folder the lock made and nothing was written to (the run failed at once)
+            with contextlib.suppress(OSError):
+                key.rmdir()
     except OSError:
         pass  # a folder gone or read-only: the flock still goes with the descriptor
     finally:

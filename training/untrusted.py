@@ -117,21 +117,22 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def parse_json(text: bytes | str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """JSON with finite numbers only and at most `max_depth` levels of nesting; `where` names it."""
+def parse_json(text: bytes | str, where: str, max_depth: int | None = MAX_JSON_DEPTH) -> Any:
+    """JSON with finite numbers only and at most `max_depth` levels of nesting; `where` names it.
+
+    `max_depth` None skips the walk that counts the levels (for many small records whose fields the
+    reader checks anyway): nesting deeper than the parser's own recursion limit is still refused."""
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         value = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
     except RecursionError:
-        raise UntrustedFileError(
-            f"{where} is not valid JSON: it nests deeper than {max_depth} levels"
-        ) from None
+        raise UntrustedFileError(f"{where} is not valid JSON: it nests too deep") from None
     except UnicodeDecodeError as exc:
         raise UntrustedFileError(f"{where} is not valid JSON: not UTF-8 text ({exc.reason})") from None
     except ValueError as exc:  # JSONDecodeError, a number out of range, an integer too long
         raise UntrustedFileError(f"{where} is not valid JSON: {exc}") from None
-    if _depth(value, max_depth) > max_depth:
+    if max_depth is not None and _depth(value, max_depth) > max_depth:
         raise UntrustedFileError(f"{where} is not valid JSON: it nests deeper than {max_depth} levels")
     return value
 

@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("target", help="MODULE:CALLABLE building the env, or a registered fowlplay game name")
     parser.add_argument("--players", type=int, help="passed to the env as num_players")
     parser.add_argument("--games", type=_positive, default=Settings.games, help="masked random games walked")
-    parser.add_argument("--seed", type=int, default=0, help="base seed: game g is reset with seed+g")
+    parser.add_argument("--seed", type=_seed, default=0, help="base seed (>= 0): game g is reset with seed+g")
     parser.add_argument(
         "--exact-decisions",
         type=_positive,
@@ -87,10 +87,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    """A seed: an integer from 0 (reset seeds are never negative) to 2**63 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{value} is not a seed: give an integer from 0 to 2**63 - 1")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the checks; 0 if all pass, 1 if any fails, 2 for a usage error."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.json is not None:  # refused before the checks run, not after
+        if args.json.is_dir():
+            parser.error(f"--json {args.json} is a folder; give the path of the file to write")
+        if not args.json.parent.is_dir():
+            parser.error(f"--json {args.json}: the folder {args.json.parent} does not exist")
     if "" not in sys.path and os.getcwd() not in sys.path:
         # MODULE:CALLABLE names a module of the current directory as `python -m` would find it
         sys.path.insert(0, os.getcwd())
@@ -119,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     print(report.table())
     if args.json is not None:
-        args.json.write_text(report.to_json() + "\n")
+        try:
+            args.json.write_text(report.to_json() + "\n")
+        except OSError as err:
+            print(f"fowlplay-check: error: cannot write {args.json}: {err.strerror or err}", file=sys.stderr)
+            return USAGE_ERROR
     if args.policy is None and args.api_only:
         return 0 if report.api_ok else 1
     return 0 if report.ok else 1

@@ -91,12 +91,22 @@ class CardGameEnv(AECEnv):
 
     # ----- spaces -------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
-        """The Dict space of `agent`'s observation (the same object on every call)."""
-        return self.observation_spaces[agent]
+        """The Dict space of `agent`'s observation (the same object on every call); an agent that is
+        not one of `possible_agents` is an `UnknownAgentError` naming them."""
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            self._player(agent)  # raises the error naming the agents
+            raise
 
     def action_space(self, agent: str) -> spaces.Space:
-        """The Discrete action space of `agent` (the same object on every call)."""
-        return self.action_spaces[agent]
+        """The Discrete action space of `agent` (the same object on every call); an agent that is not
+        one of `possible_agents` is an `UnknownAgentError` naming them."""
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            self._player(agent)  # raises the error naming the agents
+            raise
 
     # ----- the AEC loop -------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:

@@ -145,6 +145,9 @@ def test_unknown_agents_and_non_integer_action_names_are_refused(name):
     for agent in ("player_9", "nobody", 0, None):
         with pytest.raises(UnknownAgentError, match=r"unknown agent .*agents are \['player_0'"):
             env.observe(agent)
+        for space in (env.action_space, env.observation_space):
+            with pytest.raises(UnknownAgentError, match=r"unknown agent .*agents are \['player_0'"):
+                space(agent)
     with pytest.raises(UnknownAgentError):
         env.resample_hidden("player_9")
     for action in (1.7, 1.0, True, "1", None):
