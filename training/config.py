@@ -136,6 +136,11 @@ class RLlibConfig:
     num_learners: Annotated[
         int, "learner actors, each updating on its share of a batch (0: update in the trainer's process)"
     ] = 0
+    env_runner_resources: Annotated[
+        dict[str, float],
+        "Ray custom resources each env runner needs, e.g. {game_node: 1} to place env runners only on "
+        "nodes started with `ray start --resources '{\"game_node\": 4}'` ({}: anywhere)",
+    ] = field(default_factory=dict)
 
 
 @dataclass
@@ -333,6 +338,15 @@ class TrainConfig:
         _positive("rllib.num_env_runners", ray.num_env_runners)
         _positive("rllib.envs_per_env_runner", ray.envs_per_env_runner, allow_zero=False)
         _positive("rllib.num_learners", ray.num_learners)
+        for name, amount in ray.env_runner_resources.items():
+            if not isinstance(name, str) or not name or isinstance(amount, bool):
+                raise ConfigError(
+                    f"rllib.env_runner_resources must map resource names to numbers; got {name!r}"
+                )
+            if not isinstance(amount, (int, float)) or not 0 < amount < 1e9:
+                raise ConfigError(
+                    f"rllib.env_runner_resources.{name} must be a positive number; got {amount!r}"
+                )
         if self.trainer != "rllib":
             return
         unsupported = {

@@ -71,7 +71,7 @@ def start_ray(config: TrainConfig) -> bool:
         "log_to_driver": False,
     }
     if config.rllib.address:
-        ray.init(address=config.rllib.address, **settings)
+        join_cluster(ray, config.rllib.address, settings)
     else:
         # Workers use one torch thread each: OpenMP threads waiting on busy cores cost an order of
         # magnitude (docs/training.md, Speed).
@@ -90,6 +90,101 @@ def start_ray(config: TrainConfig) -> bool:
             **settings,
         )
     return True
+
+
+def join_cluster(ray, address: str, settings: dict[str, Any]) -> None:
+    """`ray.init(address=...)`, with one line for a wrong address, a missing or wrong token, or a node
+    that cannot import fowlplay (Ray's own messages are pages of logs)."""
+    unreachable = _unreachable(address)
+    if unreachable:
+        raise ConfigError(
+            f"cannot join a Ray cluster at {address} ({unreachable}); start one with `ray start --head` "
+            "and pass the address it prints (HOST:PORT), or 'auto' on a node of the cluster"
+        )
+    try:
+        ray.init(address=address, **settings)
+    except Exception as exc:  # Ray raises ConnectionError, AuthenticationError, RuntimeError, ...
+        text = f"{type(exc).__name__}: {exc}"
+        if "auth" in text.lower() or "token" in text.lower():
+            raise ConfigError(
+                f"the Ray cluster at {address} refused this client's authentication token (or it has "
+                "none): copy the head node's token (ray get-auth-token, or its ~/.ray/auth_token) to "
+                "~/.ray/auth_token here, or set RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH, with "
+                "RAY_AUTH_MODE=token (docs/scaling.md)"
+            ) from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"cannot join a Ray cluster at {address} ({first}); start one with `ray start --head` "
+            "and pass the address it prints (HOST:PORT), or 'auto' on a node of the cluster"
+        ) from None
+    missing = nodes_without_fowlplay(ray)
+    if missing:
+        ray.shutdown()
+        where = "; ".join(f"{ip}: {why}" for ip, why in missing)
+        raise ConfigError(
+            f"Ray cluster at {address}: node(s) cannot import fowlplay ({where}); install the same "
+            "fowlplay[train,rllib] in the Python that runs `ray start` on every node (docs/scaling.md)"
+        )
+
+
+def _unreachable(address: str, timeout: float = 10.0) -> str | None:
+    """Why nothing answers at HOST:PORT (Ray itself retries a dead address for minutes); None if
+    something does, or for 'auto'."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def nodes_without_fowlplay(ray, timeout: float = 120.0) -> list[tuple[str, str]]:
+    """(node address, error) of every live node where a worker cannot import fowlplay's games and
+    trainer: a zero-CPU task pinned to each node tries."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    @ray.remote(num_cpus=0, max_retries=0)
+    def probe() -> str:
+        import fowlplay.envs
+
+        # What an env runner imports.
+        import fowlplay.training.rllib.env
+
+        return fowlplay.envs.__version__
+
+    nodes = [node for node in ray.nodes() if node.get("Alive")]
+    tasks = {
+        node["NodeManagerAddress"]: probe.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+        ).remote()
+        for node in nodes
+    }
+    missing = []
+    for address, task in tasks.items():
+        try:
+            ray.get(task, timeout=timeout)
+        except Exception as exc:  # the task's ImportError arrives wrapped in a RayTaskError
+            cause = getattr(exc, "cause", None) or exc
+            lines = str(cause).strip().splitlines()
+            missing.append((address, f"{type(cause).__name__}: {lines[-1] if lines else ''}"))
+    return missing
+
+
+def env_runner_nodes(algo) -> list[str]:
+    """The node address of every remote env runner, as Ray reports it inside each runner."""
+    import ray
+
+    if not algo.config.num_env_runners:
+        return []
+    return sorted(
+        algo.env_runner_group.foreach_env_runner(
+            lambda runner: ray.util.get_node_ip_address(), local_env_runner=False
+        )
+    )
 
 
 def module_specs(config: TrainConfig, aec) -> dict[str, Any]:
@@ -149,6 +244,7 @@ def algorithm_config(config: TrainConfig, aec):
         .env_runners(
             num_env_runners=ray.num_env_runners,
             num_envs_per_env_runner=ray.envs_per_env_runner,
+            custom_resources_per_env_runner=dict(ray.env_runner_resources),
             rollout_fragment_length="auto",
         )
         .learners(num_learners=ray.num_learners)
@@ -364,6 +460,7 @@ def run(
             else:
                 set_frozen(algo, "latest", learner_weights(algo))
             announce_snapshots(algo, pool["snapshots_ready"])
+            runner_nodes = env_runner_nodes(algo)
             with signals.hold():
                 write_config(config, run_dir)
 
@@ -401,6 +498,8 @@ def run(
                 )
                 where = config.rllib.address or "a local Ray"
                 print(f"fowlplay-train (rllib): {config.game}, {start} on {where}; run directory {run_dir}")
+                if runner_nodes:
+                    print(f"fowlplay-train (rllib): env runners on node(s) {', '.join(runner_nodes)}")
             logger = _Logger(run_dir, config, None if checkpoint is None else timesteps)
             win_rates: dict[str, float] = {}
             began = time.monotonic()
@@ -474,7 +573,7 @@ def run(
             picked = None
             if best.best is not None and (run_dir / "best.json").exists():
                 picked = {**best.best, "checkpoint": str(run_dir / "best")}
-            path = checkpoint_now("final", timesteps, {"best": picked})
+            path = checkpoint_now("final", timesteps, {"best": picked, "env_runner_nodes": runner_nodes})
             return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
         finally:
             with signals.hold(stop_after=False):
