@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench install clean playthroughs
+.PHONY: demo test lint format bench install clean playthroughs pictures docs
 
 $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(BIN)/fowlplay-eval --game chicken_v1 --agents trained=ckpt:runs/demo/chicken_v1 random baseline \
 		--matches 100 --out runs/demo/eval
 
-test: $(STAMP) lint
+test: $(STAMP) lint docs
 	$(BIN)/python -m pytest -n auto -q
 
 lint: $(STAMP)
@@ -37,8 +37,17 @@ format: $(STAMP)
 playthroughs: $(STAMP)
 	$(BIN)/python -m fowlplay.envs.core.playthrough --out tests/envs/playthroughs
 
+# Redraw the pictures of the README and the docs (docs/images) from their seeded games, after an
+# intended change to a drawing or to the rules; tests/envs/test_pictures.py fails on a stale one.
+pictures: $(STAMP)
+	$(BIN)/python -m fowlplay.envs.core.picture --out docs/images
+
+# Build the docs site from docs/ into site/, every warning an error (mkdocs.yml).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 bench: $(STAMP)
 	$(BIN)/fowlplay-bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site

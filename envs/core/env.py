@@ -36,7 +36,7 @@ class CardGameEnv(AECEnv):
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "card_game",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -361,19 +361,31 @@ class CardGameEnv(AECEnv):
         """The kind of decision the acting agent is making."""
         return self._require_game("decision").decision()
 
-    def render(self) -> str | None:
-        """A text picture of the table: returned for 'ansi', printed for 'human'."""
+    def render(self) -> str | np.ndarray | None:
+        """The table: text returned for 'ansi' and printed for 'human'; for 'rgb_array' an (H, W, 3)
+        uint8 image of the table as a spectator sees it (hidden cards face down)."""
         if self.render_mode is None:
             warnings.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'",
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
                 stacklevel=2,
             )
             return None
+        if self.render_mode == "rgb_array":
+            return self.picture()
         text = self._require_game("render").render()
         if self.render_mode == "human":
             print(text)
             return None
         return text
+
+    def picture(self, agent: str | None = None) -> np.ndarray:
+        """The table as an (H, W, 3) uint8 image: as a spectator sees it (None) or as `agent` sees it
+        (its own hidden cards face up, nothing else hidden shown); needs Pillow (the `render` extra)."""
+        from fowlplay.envs.core.picture import draw, to_array
+
+        game = self._require_game("picture")
+        viewer = None if agent is None else self._player(agent)
+        return to_array(draw(game, viewer))
 
     def close(self) -> None:
         """Nothing to release; defined because `render` is."""

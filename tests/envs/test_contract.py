@@ -134,7 +134,7 @@ def test_render_ansi_and_human(name, n):
         )
     assert buffer.getvalue().strip()
     with pytest.raises(ValueError, match="render_mode"):
-        make(name, n, render_mode="rgb_array")
+        make(name, n, render_mode="rgb_array_list")  # rgb_array is supported: tests/envs/test_pictures.py
 
 
 @pytest.mark.parametrize(("name", "n"), CASES, ids=IDS)
