@@ -135,7 +135,9 @@ def draw(game: MurrayGame, viewer: int | None = None, reveal: bool = False):
     y2 = y + CARD[1] + 24
     if game.over:
         ending = game.end_reason or "turn cap reached"
-        canvas.text((120, y2), f"Game over ({ending}): {outcome(game)}", 17, TURN_EDGE, bold=True)
+        # The winner follows from the penalties of the hands left, which stay face down here.
+        result = f": {outcome(game)}" if reveal else "; the hands left decide the winner"
+        canvas.text((120, y2), f"Game over ({ending}){result}", 17, TURN_EDGE, bold=True)
     else:
         line = f"player_{acting} to act: {game.decision()}"
         if game.target >= 0:

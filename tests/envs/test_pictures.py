@@ -27,16 +27,19 @@ CASES = [(name, n) for name in envs.ENV_NAMES for n in envs.player_counts(name)]
 IDS = [f"{name}-{n}p" for name, n in CASES]
 #: Decisions between the states a test looks at, and how many it looks at per game.
 STRIDE, STATES = 9, 6
+#: The no-leak check looks at early and late states of each game (as many states).
+LEAK_GAPS = (4, 9, 15, 24, 36)
 
 
-def states(name: str, n: int, seed: int = 0):
-    """An env of a seeded masked random game, yielded at `STATES` states `STRIDE` decisions apart."""
+def states(name: str, n: int, seed: int = 0, gaps: tuple[int, ...] = (STRIDE,) * (STATES - 1)):
+    """An env of a seeded masked random game, yielded at its start and then after each of `gaps`
+    more decisions (while it lasts)."""
     env = envs.make(name, num_players=n, render_mode="rgb_array")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     yield env
-    for _ in range(STATES - 1):
-        for _ in range(STRIDE):
+    for gap in gaps:
+        for _ in range(gap):
             if not env.agents:
                 return
             obs, _, terminated, truncated, _ = env.last()
@@ -101,7 +104,8 @@ def leaks(name: str, n: int, seed: int = 0) -> tuple[list[str], int]:
     """Every picture that changed when only cards its viewer cannot see were re-dealt, and how many
     re-deals changed the umpire's table (so that the check had something to find)."""
     found, redealt = [], 0
-    for state, env in enumerate(states(name, n, seed)):
+    decisions = [0, *np.cumsum(LEAK_GAPS).tolist()]
+    for state, env in enumerate(states(name, n, seed, LEAK_GAPS)):
         game = env.unwrapped
         spectator = game.picture()
         for k, agent in enumerate(game.possible_agents):
@@ -109,7 +113,7 @@ def leaks(name: str, n: int, seed: int = 0) -> tuple[list[str], int]:
             twin = game.clone()
             twin.resample_hidden(agent, seed=100 + k)
             redealt += twin.game.state_dict() != game.game.state_dict()
-            where = f"{name} {n}p, seed {seed}, state {state} ({state * STRIDE} decisions in)"
+            where = f"{name} {n}p, seed {seed}, {decisions[state]} decisions in"
             if not np.array_equal(twin.picture(), spectator):
                 found.append(
                     f"{where}: the spectator's picture changed when {agent}'s unseen cards were re-dealt"
@@ -124,6 +128,34 @@ def test_no_picture_draws_a_card_its_viewer_cannot_see(name, n):
     found, redealt = leaks(name, n)
     assert found == []
     assert redealt > 0  # the re-deals did change hidden cards: the comparison could have failed
+
+
+def test_a_hornet_look_shows_the_hand_looked_at_to_the_looker_only():
+    # Murray's Hornet: while its player chooses the insect to take, its observation holds the
+    # target's hand, so its picture shows it face up; nobody else's does.
+    env = envs.make("murray_frog_v0", num_players=3)
+    rng = np.random.default_rng(0)
+    for seed in range(200):
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        while env.agents and game.decision() != "hornet_take" and not game.over:
+            obs = env.observe(env.agent_selection)
+            env.step(random_legal(obs["action_mask"], rng))
+        if env.agents and not game.over and game.decision() == "hornet_take":
+            break
+    else:
+        pytest.fail("no Hornet look in 200 seeded games")
+    murray = picture.picture_module(game)
+    looker, target = game.player, game.target
+    seen = murray.hidden_cards(game, looker)[target]
+    assert seen.face_down == 0 and len(seen.shown) == game.hand_sizes[target]
+    bystander = next(p for p in range(3) if p not in (looker, target))
+    assert murray.hidden_cards(game, bystander)[target].face_down == game.hand_sizes[target] - sum(
+        game.shown[target]
+    )
+    twin = env.unwrapped.clone()
+    twin.resample_hidden(f"player_{looker}", seed=1)
+    assert np.array_equal(twin.picture(f"player_{looker}"), env.unwrapped.picture(f"player_{looker}"))
 
 
 @pytest.mark.parametrize("name", envs.ENV_NAMES)
