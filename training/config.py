@@ -26,7 +26,7 @@ VEC_ENVS = ("subproc", "dummy", "batched")
 #: Training algorithms (`trainer:`): MaskablePPO against the pool, the same with the pool's sampling
 #: weights from a meta-solver over the snapshots' payoff matrix, a masked DQN, and Ray RLlib's
 #: multi-agent PPO (the `rllib` extra).
-TRAINERS = ("ppo", "psro", "dqn", "rllib")
+TRAINERS = ("ppo", "psro", "dqn", "rllib", "jax")
 META_SOLVERS = ("nash", "uniform")
 START_METHODS = ("forkserver", "spawn", "fork")
 #: Torch devices a run may ask for ('auto': CUDA when torch has it, else the CPU).
@@ -143,6 +143,24 @@ class RLlibConfig:
     ] = field(default_factory=dict)
 
 
+#: How `trainer: jax` seats the rule-based baseline when `opponents.baseline` > 0.
+JAX_BASELINES = ("callback", "off")
+
+
+@dataclass
+class JaxConfig:
+    """`trainer: jax` settings; PPO's hyperparameters and the network come from `ppo`."""
+
+    num_envs: Annotated[int, "games stepped side by side on the batched twin (one jitted batch)"] = 256
+    n_steps: Annotated[int, "learner decisions per game per update (num_envs x n_steps per update)"] = 32
+    num_minibatches: Annotated[int, "minibatches per epoch of an update (replaces ppo.batch_size)"] = 8
+    baseline: Annotated[
+        str,
+        f"one of {list(JAX_BASELINES)}: 'callback' seats the Python baseline through a host callback "
+        "(exact decisions, slower), 'off' drops it from the pool (its weight goes to the other kinds)",
+    ] = "callback"
+
+
 @dataclass
 class TrainConfig:
     """Everything one training run needs; `configs/<game>.yaml` sets it, the CLI overrides it."""
@@ -151,7 +169,8 @@ class TrainConfig:
     trainer: Annotated[
         str,
         f"training algorithm, one of {list(TRAINERS)}: MaskablePPO against the pool, PSRO-style "
-        "MaskablePPO (pool weights from a meta-solver), masked DQN, Ray RLlib's PPO (rllib extra)",
+        "MaskablePPO (pool weights from a meta-solver), masked DQN, Ray RLlib's PPO (rllib extra), "
+        "masked PPO jitted on the batched JAX twins (jax extra)",
     ] = "ppo"
     env_options: Annotated[dict[str, Any], "rule options passed to the game (num_players, ...)"] = field(
         default_factory=dict
@@ -205,6 +224,7 @@ class TrainConfig:
     psro: Annotated[PSROConfig, "the meta-game of trainer psro"] = field(default_factory=PSROConfig)
     opponents: Annotated[OpponentConfig, "the opponent pool"] = field(default_factory=OpponentConfig)
     rllib: Annotated[RLlibConfig, "Ray RLlib settings (trainer: rllib)"] = field(default_factory=RLlibConfig)
+    jax: Annotated[JaxConfig, "batched JAX settings (trainer: jax)"] = field(default_factory=JaxConfig)
 
     def training_options(self) -> dict[str, Any]:
         """The game options the learner trains on: env_options with reward_options on top."""
@@ -347,7 +367,17 @@ class TrainConfig:
                 raise ConfigError(
                     f"rllib.env_runner_resources.{name} must be a positive number; got {amount!r}"
                 )
-        if self.trainer != "rllib":
+        jx = self.jax
+        _positive("jax.num_envs", jx.num_envs, allow_zero=False)
+        _positive("jax.n_steps", jx.n_steps, allow_zero=False)
+        _positive("jax.num_minibatches", jx.num_minibatches, allow_zero=False)
+        _choice("jax.baseline", jx.baseline, JAX_BASELINES)
+        if jx.num_envs * jx.n_steps % jx.num_minibatches:
+            raise ConfigError(
+                f"jax.num_envs x jax.n_steps ({jx.num_envs * jx.n_steps}) must divide into "
+                f"jax.num_minibatches ({jx.num_minibatches}) equal minibatches"
+            )
+        if self.trainer not in ("rllib", "jax"):
             return
         unsupported = {
             "decision_cost": (self.decision_cost, 0.0),
@@ -357,8 +387,8 @@ class TrainConfig:
         for key, (value, default) in unsupported.items():
             if value != default:
                 raise ConfigError(
-                    f"{key} {value!r} is not supported with trainer: rllib; set it to {default!r} "
-                    "(or use trainer: ppo)"
+                    f"{key} {value!r} is not supported with trainer: {self.trainer}; set it to "
+                    f"{default!r} (or use trainer: ppo)"
                 )
 
 

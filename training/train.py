@@ -528,6 +528,15 @@ def _run(
         from fowlplay.training.rllib.run import run
 
         return run(config, run_dir, checkpoint, verbose, trust_checkpoint=trust_checkpoint)
+    if config.trainer == "jax":
+        if pool_factory is not None:
+            raise ConfigError(
+                "trainer jax has no pool hook; fowlplay-exploit trains its best response with MaskablePPO"
+            )
+        # Masked PPO jitted on the batched twins (the jax extra), imported only when asked for.
+        from fowlplay.training.jax_train import run as run_jax
+
+        return run_jax(config, run_dir, checkpoint, verbose, trust_checkpoint=trust_checkpoint)
     import torch
     from fowlplay.training.callbacks import SelfPlayCallback, load_snapshots
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores

@@ -356,10 +356,12 @@ def export_checkpoint(
     rllib: dict,
     extra: dict | None = None,
     run_dir: Path | None = None,
+    trainer: str = "rllib",
 ) -> Path:
     """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
-    `policy.build_policy` rebuilds, the RLlib facts under `rllib` and `extra` on top), the .json
-    last (with `run_dir`, both recorded in its record first); the .npz path."""
+    `policy.build_policy` rebuilds, the trainer's own facts (`rllib`) under the trainer's name and
+    `extra` on top), the .json last (with `run_dir`, both recorded in its record first); the .npz
+    path. `trainer: jax` writes its checkpoints with it too."""
     import hashlib
     import json
 
@@ -370,8 +372,8 @@ def export_checkpoint(
         "head": "actor_critic",
         "weights_sha256": weights_sha256(weights),
     }
-    metadata["trainer"] = "rllib"
-    metadata["rllib"] = dict(rllib)
+    metadata["trainer"] = trainer
+    metadata[trainer] = dict(rllib)
     metadata.update(extra or {})
     stem.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()

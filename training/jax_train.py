@@ -1,0 +1,403 @@
+"""`trainer: jax`: run the jitted PPO of `training/jax_ppo.py` as a fowlplay training run.
+
+The same run directory as the other trainers: `final`, `best` and periodic checkpoints as `.npz`
+(the network under SB3's names) + `.json` metadata, which every command loads as it loads a
+MaskablePPO checkpoint; snapshots of the opponent pool; `logs/progress.csv` and TensorBoard; the
+best checkpoint by the same periodic evaluation (the AEC reference games against random and the
+baseline). Resuming reads only plain arrays (`<stem>.jax.npz`: the optimizer's state, the key and
+the counters) that the run's signed record says it wrote; games in flight when a run stopped are
+dealt again.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fowlplay import envs
+from fowlplay.training import manifest
+from fowlplay.training.checkpoint import CheckpointError, atomic_write, read_metadata
+from fowlplay.training.config import ConfigError, TrainConfig
+
+#: Columns of logs/progress.csv.
+LOG_COLUMNS = (
+    "timesteps",
+    "iteration",
+    "seconds",
+    "decisions_per_s",
+    "episodes",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_fraction",
+    "explained_variance",
+    "win_rate",
+    *(f"win_rate_{kind}" for kind in ("latest", "snapshot", "random", "baseline")),
+)
+_KINDS = ("latest", "snapshot", "random", "baseline")
+
+
+def _jax():
+    try:
+        import jax
+        import optax  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"trainer: jax needs JAX and optax ({exc.name} is missing): pip install 'fowlplay[jax]'"
+        ) from None
+    return jax
+
+
+def settings_of(config: TrainConfig, num_players: int):
+    """The jitted functions' `Settings` from a config."""
+    from fowlplay.training.jax_ppo import Settings
+
+    ppo, jx, pool = config.ppo, config.jax, config.opponents
+    seat = None if config.learner_seat == "random" else int(config.learner_seat)
+    baseline = pool.baseline if jx.baseline == "callback" else 0.0
+    return Settings(
+        num_envs=jx.num_envs,
+        num_steps=jx.n_steps,
+        net_arch=tuple(ppo.net_arch),
+        activation=ppo.activation,
+        gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda,
+        clip_range=ppo.clip_range,
+        ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        n_epochs=ppo.n_epochs,
+        minibatch_size=jx.num_envs * jx.n_steps // jx.num_minibatches,
+        snapshot_slots=pool.snapshot_window,
+        truncation_reward=config.truncation_reward,
+        learner_seat=seat,
+        opponent_weights=(pool.latest, pool.snapshot, pool.random, baseline),
+    )
+
+
+def baseline_callback(config: TrainConfig, aec):
+    """The game's Python baseline as a traced function (obs, mask, seat) -> action, through a host
+    callback: the baseline's own decisions, at Python speed, for the games that seat it."""
+    import jax
+    import jax.numpy as jnp
+
+    agent = envs.env_module(config.game).BaselineAgent(aec.unwrapped.options, seed=config.seed)
+
+    def decide(obs, mask, _seat):
+        obs, mask = np.asarray(obs), np.asarray(mask)
+        flat_obs, flat_mask = obs.reshape(-1, obs.shape[-1]), mask.reshape(-1, mask.shape[-1])
+        actions = np.zeros(len(flat_obs), np.int32)
+        for i in range(len(flat_obs)):
+            if flat_mask[i].all():  # a finished game's mask (Pgx: all True): nothing to decide
+                continue
+            actions[i] = agent.act(flat_obs[i], flat_mask[i].astype(np.int8))
+        return actions.reshape(mask.shape[:-1])
+
+    def baseline(obs, mask, seat):
+        shape = jax.ShapeDtypeStruct(mask.shape[:-1], jnp.int32)
+        return jax.pure_callback(decide, shape, obs, mask, seat, vmap_method="expand_dims")
+
+    return baseline
+
+
+def run(
+    config: TrainConfig,
+    run_dir: Path,
+    checkpoint: Path | None = None,
+    verbose: bool = True,
+    trust_checkpoint=False,
+):
+    """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
+    jax = _jax()
+    import jax.numpy as jnp
+    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
+    from fowlplay.training.callbacks import save_snapshot
+    from fowlplay.training.ladder import BestCheckpoint, ladder_scores
+    from fowlplay.training.policy import build_policy, load_policy_state
+    from fowlplay.training.rllib.run import export_checkpoint
+    from fowlplay.training.stopping import signal_of
+    from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
+
+    aec = envs.make(config.game, **config.env_options)
+    twin = envs.make_jax(config.game, **config.training_options())
+    s = settings_of(config, twin.num_players)
+    baseline = baseline_callback(config, aec) if s.opponent_weights[J.BASELINE] > 0 else None
+    games = J.LearnerGames(twin, s, baseline)
+    optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
+    key = jax.random.PRNGKey(config.seed)
+    init_key, key = jax.random.split(key)
+    params = J.init_params(init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch))
+    pool = {"snapshots_ready": 0, "snapshots_taken": 0}
+    snapshots = J.empty_snapshots(params, s.snapshot_slots)
+    timesteps, opt_leaves = 0, None
+    if checkpoint is not None:
+        params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
+            checkpoint, run_dir, params, snapshots, trust_checkpoint
+        )
+    opponents = J.Opponents(latest=params, snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
+    runner = J.start(games, key, params, optimizer, opponents)
+    if opt_leaves is not None:
+        structure = jax.tree_util.tree_structure(runner.opt_state)
+        runner = runner.replace(opt_state=jax.tree_util.tree_unflatten(structure, opt_leaves))
+    runner = runner.replace(timesteps=jnp.int32(timesteps))
+    update = J.make_update(games, optimizer)
+
+    def weights_of(runner) -> dict[str, np.ndarray]:
+        return {name: np.array(value) for name, value in runner.params.items()}  # writable copies
+
+    def playing(weights):
+        agent = aec.possible_agents[0]
+        policy = build_policy(
+            aec.observation_space(agent)["observation"],
+            aec.action_space(agent),
+            list(s.net_arch),
+            s.activation,
+        )
+        load_policy_state(policy, weights)
+        return policy
+
+    def save(stem: Path, kind: str, steps: int, extra: dict | None = None) -> Path:
+        state_path = stem.with_name(stem.name + ".jax.npz")
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        opt = jax.tree_util.tree_leaves(runner.opt_state)
+        arrays = {f"opt_{i}": np.asarray(leaf) for i, leaf in enumerate(opt)}
+        arrays["key"] = np.asarray(jax.random.key_data(runner.key) if _typed(runner.key) else runner.key)
+        atomic_write(state_path, lambda handle: np.savez(handle, **arrays))
+        manifest.record(run_dir, [state_path])
+        facts = {**pool, "state": state_path.name, "num_envs": s.num_envs}
+        return export_checkpoint(
+            aec, config, stem, weights_of(runner), steps, kind, facts, extra, run_dir=run_dir, trainer="jax"
+        )
+
+    best = BestCheckpoint.of_run(run_dir)
+    write_config(config, run_dir)
+    logger = _Logger(run_dir, config, None if checkpoint is None else timesteps)
+    began = time.monotonic()
+    out_of_time = False
+    every, snap_every = config.checkpoint_every, config.opponents.snapshot_every
+    next_periodic = (timesteps // every + 1) * every if every else None
+    next_eval = (timesteps // config.eval_every + 1) * config.eval_every if config.eval_every else None
+    next_snapshot = (timesteps // snap_every + 1) * snap_every
+    if verbose:
+        start = "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
+        print(
+            f"fowlplay-train (jax): {config.game}, {start}, {s.num_envs} games x {s.num_steps} decisions "
+            f"per update on {jax.default_backend()}; run directory {run_dir}"
+        )
+    bar = _progress(config, timesteps)
+    win_rates: dict[str, float] = {}
+    with StopSignals() as signals:
+        try:
+            while timesteps < config.total_timesteps:
+                tick = time.monotonic()
+                runner, metrics = update(runner, opponents)
+                metrics = jax.device_get(metrics)
+                timesteps = int(runner.timesteps)
+                bar.update(s.batch)
+                opponents = opponents._replace(latest=runner.params)
+                if timesteps >= next_snapshot:
+                    weights = weights_of(runner)
+                    with signals.hold():
+                        save_snapshot(run_dir / "snapshots", timesteps, weights)
+                    snapshots, ready = J.push_snapshot(
+                        opponents.snapshots, pool["snapshots_ready"], runner.params, s.snapshot_slots
+                    )
+                    pool["snapshots_taken"] += 1
+                    pool["snapshots_ready"] = ready
+                    opponents = opponents._replace(snapshots=snapshots, ready=jnp.int32(ready))
+                    while next_snapshot <= timesteps:
+                        next_snapshot += snap_every
+                win_rates = _win_rates(metrics["episodes"])
+                with signals.hold():
+                    logger.write(
+                        metrics,
+                        timesteps,
+                        time.monotonic() - began,
+                        s.batch / (time.monotonic() - tick),
+                        win_rates,
+                    )
+                if next_eval is not None and timesteps >= next_eval:
+                    weights = weights_of(runner)
+                    scores = ladder_scores(aec, playing(weights), config.eval_games)
+                    with signals.hold(stop_after=True):
+                        if best.record(timesteps, scores, config.eval_games):
+                            export_checkpoint(
+                                aec, config, run_dir / "best", weights, timesteps, "best", dict(pool),
+                                {"evaluation": best.best}, run_dir=run_dir, trainer="jax",
+                            )  # fmt: skip
+                    while next_eval <= timesteps:
+                        next_eval += config.eval_every
+                if next_periodic is not None and timesteps >= next_periodic:
+                    with signals.hold(stop_after=True):
+                        save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
+                    next_periodic += every
+                if config.max_minutes is not None and time.monotonic() - began > 60 * config.max_minutes:
+                    out_of_time = True
+                    break
+        except KeyboardInterrupt as stop:
+            with signals.hold(stop_after=False):
+                path = save(run_dir / "checkpoints" / f"step_{timesteps}", "interrupted", timesteps)
+            raise RunInterrupted(path, signal_of(stop)) from None
+        finally:
+            bar.close()
+            logger.close()
+        seconds = time.monotonic() - began
+        if config.eval_every:
+            weights = weights_of(runner)
+            scores = ladder_scores(aec, playing(weights), config.eval_games)
+            with signals.hold(stop_after=False):
+                if best.record(timesteps, scores, config.eval_games):
+                    export_checkpoint(
+                        aec, config, run_dir / "best", weights, timesteps, "best", dict(pool),
+                        {"evaluation": best.best}, run_dir=run_dir, trainer="jax",
+                    )  # fmt: skip
+        picked = None
+        if best.best is not None and (run_dir / "best.json").exists():
+            picked = {**best.best, "checkpoint": str(run_dir / "best")}
+        with signals.hold(stop_after=False):
+            path = save(run_dir / "final", "final", timesteps, {"best": picked})
+    return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
+
+
+def _typed(key) -> bool:
+    import jax
+
+    return jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+
+
+def _learning_rate(config: TrainConfig, s):
+    import optax
+
+    ppo = config.ppo
+    if ppo.lr_schedule == "linear":
+        grad_steps_per_update = s.n_epochs * (s.batch // s.minibatch_size)
+        updates = max(1, config.total_timesteps // s.batch)
+        return optax.linear_schedule(ppo.learning_rate, 0.0, updates * grad_steps_per_update)
+    return ppo.learning_rate
+
+
+def _resume_state(checkpoint: Path, run_dir: Path, params: dict, snapshots: dict, trust: bool):
+    """The arrays a jax run needs to go on: weights, optimizer leaves, key, counters, snapshots;
+    read only from plain `.npz` files the run's record vouches for."""
+    import jax.numpy as jnp
+    from fowlplay.training.callbacks import load_snapshots
+    from fowlplay.training.untrusted import inspect_npz, read_npz
+
+    metadata = read_metadata(checkpoint)
+    facts = metadata.get("jax")
+    if (
+        metadata.get("trainer") != "jax"
+        or not isinstance(facts, dict)
+        or not isinstance(facts.get("state"), str)
+    ):
+        raise CheckpointError(
+            f"checkpoint {checkpoint} was not written by trainer: jax (no jax state to resume)"
+        )
+    stem = Path(str(checkpoint).removesuffix(".json"))
+    weights_path = stem.with_name(stem.name + ".npz")
+    state_path = stem.with_name(facts["state"])
+    if state_path.parent != weights_path.parent or "/" in facts["state"]:
+        raise CheckpointError(
+            f"checkpoint {checkpoint}: its jax state must lie beside it; got {facts['state']!r}"
+        )
+    try:
+        manifest.verify(run_dir, [weights_path, state_path], trust)
+    except manifest.ManifestError as exc:
+        raise CheckpointError(str(exc)) from None
+    shapes = {name: tuple(value.shape) for name, value in params.items()}
+    budget = sum(int(np.prod(shape)) for shape in shapes.values())
+    headers = inspect_npz(weights_path, max_elements=budget, max_file=budget * 8 + 2**20)
+    if {h.name: tuple(h.shape) for h in headers} != shapes:
+        raise CheckpointError(f"checkpoint {weights_path}: its weights do not fit the config's network")
+    weights = read_npz(weights_path, headers, max_file=budget * 8 + 2**20)
+    state_headers = inspect_npz(state_path, max_elements=4 * budget + 1024, max_file=32 * budget + 2**20)
+    state = read_npz(state_path, state_headers, max_file=32 * budget + 2**20)
+    count = sum(1 for name in state if name.startswith("opt_"))
+    opt_leaves = [jnp.asarray(state[f"opt_{i}"]) for i in range(count)]
+    key = jnp.asarray(state["key"])
+    pool = {k: int(facts.get(k, 0)) for k in ("snapshots_ready", "snapshots_taken")}
+    loaded = load_snapshots(
+        run_dir / "snapshots", len(next(iter(snapshots.values()))), shapes,
+        verify=None if trust else (lambda path: manifest.problem(run_dir, path)),
+    )  # fmt: skip
+    for i, (_, snap) in enumerate(loaded):
+        snapshots = {n: leaf.at[i].set(jnp.asarray(snap[n])) for n, leaf in snapshots.items()}
+    pool["snapshots_ready"] = len(loaded)
+    params = {name: jnp.asarray(value) for name, value in weights.items()}
+    return params, opt_leaves, key, int(metadata["timesteps"]), pool, snapshots
+
+
+def _win_rates(episodes: dict) -> dict[str, float]:
+    done = np.asarray(episodes["done"], bool)
+    outcome = np.asarray(episodes["outcome"])
+    kind = np.asarray(episodes["opponent"])
+    rates = {}
+    if done.any():
+        rates["all"] = float((outcome[done] > 0).mean())
+    for i, name in enumerate(_KINDS):
+        pick = done & (kind == i)
+        if pick.any():
+            rates[name] = float((outcome[pick] > 0).mean())
+    return rates
+
+
+def _progress(config: TrainConfig, initial: int):
+    from tqdm import tqdm
+
+    return tqdm(
+        total=config.total_timesteps,
+        initial=min(initial, config.total_timesteps),
+        unit="dec",
+        disable=not config.progress_bar,
+        dynamic_ncols=True,
+    )
+
+
+class _Logger:
+    """logs/progress.csv (progress_resumed_<N>.csv after a resume) and TensorBoard event files."""
+
+    def __init__(self, run_dir: Path, config: TrainConfig, resumed_at: int | None) -> None:
+        logs = run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
+        self._file = open(logs / name, "w", newline="")  # noqa: SIM115 - closed in close()
+        self._csv = csv.DictWriter(self._file, fieldnames=list(LOG_COLUMNS))
+        self._csv.writeheader()
+        self._tb = None
+        if config.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(logs))
+        self._iteration = 0
+
+    def write(self, metrics: dict, timesteps: int, seconds: float, rate: float, win_rates: dict) -> None:
+        """One row per update."""
+        self._iteration += 1
+        row: dict[str, Any] = {
+            "timesteps": timesteps,
+            "iteration": self._iteration,
+            "seconds": round(seconds, 2),
+            "decisions_per_s": round(rate, 1),
+            "episodes": int(np.asarray(metrics["episodes"]["done"]).sum()),
+            **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")},
+            "clip_fraction": float(metrics["clip_fraction"]),
+            "explained_variance": float(metrics["explained_variance"]),
+            "win_rate": win_rates.get("all", ""),
+            **{f"win_rate_{k}": win_rates[k] for k in _KINDS if k in win_rates},
+        }
+        self._csv.writerow(row)
+        self._file.flush()
+        if self._tb is not None:
+            for key, value in row.items():
+                if key not in ("timesteps", "iteration") and value != "":
+                    self._tb.add_scalar(f"jax/{key}", value, timesteps)
+
+    def close(self) -> None:
+        """Flush and close the files."""
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()
