@@ -139,7 +139,7 @@ def draw(game: MurrayGame, viewer: int | None = None, reveal: bool = False):
         result = f": {outcome(game)}" if reveal else "; the hands left decide the winner"
         canvas.text((120, y2), f"Game over ({ending}){result}", 17, TURN_EDGE, bold=True)
     else:
-        line = f"player_{acting} to act: {game.decision()}"
+        line = f"player_{acting} to act: {game.decision().replace('_', ' ')}"
         if game.target >= 0:
             line += f", target player_{game.target}"
         if game.robber_left:
