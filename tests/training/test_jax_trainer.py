@@ -1,0 +1,158 @@
+"""`trainer: jax`: its network is everyone's network (the exported checkpoint plays the JAX policy's
+probabilities), and a short Chicken run trains, is scored by fowlplay-eval, stops on SIGTERM with a
+checkpoint, and resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from fowlplay import envs  # noqa: E402 - after the skip: these need jax
+from fowlplay.training import jax_ppo  # noqa: E402
+from fowlplay.training.config import ConfigError, load_config  # noqa: E402
+from fowlplay.training.policy import batch_probabilities, build_policy, load_policy_state  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def recorded_observations(name: str, count: int, seed: int = 0):
+    """`count` (observation, mask) pairs met in seeded masked-random games of the reference env."""
+    env = envs.make(name)
+    rng = np.random.default_rng(seed)
+    observations, masks = [], []
+    game = 0
+    while len(observations) < count:
+        env.reset(seed=seed + game)
+        game += 1
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            observations.append(obs["observation"])
+            masks.append(obs["action_mask"])
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return np.asarray(observations[:count]), np.asarray(masks[:count])
+
+
+@pytest.mark.parametrize("name", envs.ENV_NAMES)
+def test_the_exported_network_plays_the_jax_policys_probabilities(name):
+    env = envs.make(name)
+    agent = env.possible_agents[0]
+    obs, masks = recorded_observations(name, 1000)
+    params = jax_ppo.init_params(jax.random.PRNGKey(1), obs.shape[1], env.num_actions, [64, 64])
+    # Away from the initialisation's tiny action head, so that the probabilities differ per action.
+    noise = jax.random.split(jax.random.PRNGKey(2), len(params))
+    params = {k: v + 0.3 * jax.random.normal(n, v.shape) for (k, v), n in zip(params.items(), noise)}
+    ours = np.asarray(jax_ppo.probabilities(params, obs, masks.astype(bool), 2, "tanh"))
+    policy = build_policy(
+        env.observation_space(agent)["observation"], env.action_space(agent), [64, 64], "tanh"
+    )
+    load_policy_state(policy, {k: np.array(v) for k, v in params.items()})
+    theirs = batch_probabilities(policy, obs, masks)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert (ours[masks == 0] == 0).all() and np.allclose(ours.sum(axis=1), 1, atol=1e-5)
+    assert np.abs(ours - masks / masks.sum(1, keepdims=True)).max() > 0.05  # not uniform: a real test
+
+
+def test_bad_jax_keys_are_named():
+    config = ROOT / "configs" / "chicken_v1.yaml"
+    with pytest.raises(ConfigError, match=r"unknown key 'jax\.num_env'"):
+        load_config(config, {"trainer": "jax", "jax.num_env": 4})
+    with pytest.raises(ConfigError, match=r"jax\.baseline must be one of"):
+        load_config(config, {"trainer": "jax", "jax.baseline": "python"})
+    with pytest.raises(ConfigError, match="must divide into"):
+        load_config(config, {"trainer": "jax", "jax.num_envs": 3, "jax.n_steps": 3, "jax.num_minibatches": 2})
+    with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: jax"):
+        load_config(config, {"trainer": "jax", "decision_cost": 0.1})
+
+
+#: A run of a few thousand decisions with a tiny network and batch (compiles in well under a minute).
+TINY = [
+    "--set", "trainer=jax",
+    "--set", "jax.num_envs=8",
+    "--set", "jax.n_steps=16",
+    "--set", "jax.num_minibatches=2",
+    "--set", "ppo.n_epochs=1",
+    "--set", "ppo.net_arch=[16]",
+    "--set", "opponents.snapshot_every=128",
+    "--set", "checkpoint_every=256",
+    "--set", "eval_every=256",
+    "--set", "eval_games=4",
+    "--set", "tensorboard=false",
+    "--no-progress",
+]  # fmt: skip
+
+
+def fowlplay(module: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.slow
+def test_a_short_run_trains_is_scored_stops_on_sigterm_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    config = str(ROOT / "configs" / "chicken_v1.yaml")
+    result = fowlplay(
+        "fowlplay.training.cli", "--config", config, "--out", str(out), "--total-timesteps", "512", *TINY
+    )
+    assert result.returncode == 0, result.stderr
+    final = json.loads((out / "final.json").read_text())
+    assert final["trainer"] == "jax" and final["timesteps"] >= 512
+    assert final["policy"]["net_arch"] == [16] and (out / "final.jax.npz").is_file()
+    assert list((out / "snapshots").glob("step_*.npz")) and list((out / "checkpoints").glob("step_*.json"))
+    best = json.loads((out / "best.json").read_text())
+    assert best["kind"] == "best" and best["evaluation"]["games"] == 4
+    assert (out / "logs" / "progress.csv").read_text().startswith("timesteps,iteration,")
+    evaluation = fowlplay(
+        "fowlplay.evaluation.cli", "--game", "chicken_v1", "--agents", f"t=ckpt:{out}", "random",
+        "--matches", "2", "--out", str(tmp_path / "eval"), "--no-progress", timeout=300,
+    )  # fmt: skip
+    assert evaluation.returncode == 0, evaluation.stderr
+    assert "illegal actions: 0" in evaluation.stdout
+
+    # A resume goes on from the final checkpoint's weights, optimizer and counters.
+    resumed = fowlplay(
+        "fowlplay.training.cli", "--resume", str(out), "--total-timesteps", "1024", "--no-progress"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "final.json").read_text())["timesteps"] >= 1024
+    assert (out / "logs" / "progress_resumed_512.csv").is_file()
+
+    # SIGTERM saves a checkpoint and says so in one line; exit 143.
+    long = tmp_path / "long"
+    command = [sys.executable, "-m", "fowlplay.training.cli", "--config", config, "--out", str(long)]
+    command += [
+        "--total-timesteps",
+        "100000000",
+        *TINY,
+        "--set",
+        "checkpoint_every=0",
+        "--set",
+        "eval_every=0",
+    ]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 400
+    while (
+        not (long / "logs" / "progress.csv").exists()
+        or len((long / "logs" / "progress.csv").read_text().splitlines()) < 3
+    ):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    saved = [p for p in (long / "checkpoints").glob("step_*.json")]
+    assert saved and json.loads(saved[0].read_text())["kind"] == "interrupted"
