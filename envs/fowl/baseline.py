@@ -271,6 +271,34 @@ class BaselineAgent(Agent):
                 best = (gain + loss, mine, seat, cell)
         return best
 
+    def _playable(self, view: dict, card: int) -> bool:
+        """Whether the rules let me play `card` now (the rules' own test, read from my observation)."""
+        opts = self.options
+        grids, birds = view["grids"], opts.num_birds
+        room = bool(self._frontier(grids[0]))
+        kind = card - birds
+        if card < birds or kind == Wile.MURDER:
+            return room
+        living = [grids[seat] for seat in range(1, opts.num_players) if view["playing"][seat]]
+        if kind == Wile.BLOCKING:
+            return any((grid >= 0).any() and self._frontier(grid) for grid in living)
+        has_bird = any(((grid >= 0) & (grid < birds)).any() for grid in living)
+        return has_bird and (kind == Wile.DISCARD or room)
+
+    def _murder_forced(self, view: dict, discard: int) -> bool:
+        """True if discarding `discard` leaves a Murder that would fail as the only card I can play.
+
+        The rules make a player play a card when one is playable, so keeping a doomed Murder beside
+        nothing else playable (an empty table on turn 1, say) throws the game away.
+        """
+        murder = self.options.num_birds + Wile.MURDER
+        hand = list(view["hand"])
+        if discard == murder or murder not in hand or self._murder_target(view) >= 0:
+            return False
+        hand.remove(discard)
+        hand.remove(murder)
+        return not any(self._playable(view, card) for card in hand)
+
     def _quiet_cell(self, view: dict, cells: list[int]) -> int:
         """The cell of my grid beside the fewest birds (a wile there breaks the fewest routes)."""
         grid = view["grids"][0]
@@ -301,7 +329,10 @@ class BaselineAgent(Agent):
             return self._draw(view, action_mask)
         if decision in (Decision.DISCARD, Decision.EXTRA_DISCARD):
             cards = (legal - b["discard"]).tolist()
-            return b["discard"] + min(cards, key=lambda card: (self._card_value(view, card, False), card))
+            card = min(cards, key=lambda card: (self._card_value(view, card, False), card))
+            if decision == Decision.DISCARD and self._murder_forced(view, card):
+                card = self.options.num_birds + Wile.MURDER  # discard it rather than play it to fail
+            return b["discard"] + card
         if decision == Decision.PLAY:
             cards = (legal - b["play"]).tolist()
             return b["play"] + max(cards, key=lambda card: (self._card_value(view, card, True), -card))
