@@ -1,0 +1,664 @@
+"""Murder Most Fowl's batched twin: the rules of `envs/fowl/rules.py` as pure JAX functions.
+
+`fowlplay.envs.make_jax("murder_most_fowl_v0", **options)` wraps `Twin` in the shared `TwinEnv`
+(Pgx's API). The reference engine decides what the rules are; the alignment suite
+(`tests/envs/test_twin_fowl.py`) holds this file equal to it, observation for observation.
+
+How the state is held, so that a step stays a few thousand vector operations under `vmap`:
+- Hands, seen cards and discard-pile contents are counts per card id; the deck and every discard
+  pile are stacks of card ids (top at the length - 1), so a draw or a discard is one index.
+- Grids are card ids per cell (-1 empty). Beside them, every bird card keeps where it lies
+  (`where`) and which cards lie on its four sides (`sides`), updated cell by cell as cards land.
+- Route scores: `points[b]` is the best route score among routes whose last (highest) bird is
+  bird b. Birds are unique cards, so a grid holds at most one bird per (type, value), and a route
+  visits values in rising order: a dynamic programme over values 1..max_value sees only the
+  `num_types` birds of one value at a time, each pulling its (at most four) lower neighbours'
+  tables in one gather. A bird's table holds, per start type s, the longest route start-to-here
+  (`plain`), and per start type s and majority candidate t and count m of birds of other types
+  than t, the most birds of type t (`double`: a route doubles when more than half its birds share
+  a type, i.e. count(t) > m, so m never needs to exceed (max_value - 1) // 2). A step reruns the
+  programme only where a bird entered or left a grid (as the reference rescores only there);
+  under `vmap` it runs for every game of the batch, in about a microsecond.
+
+Chance: the deck is shuffled once, at the deal (`init`, a `jax.random.permutation` of the full
+deck as the reference's `rng.permutation` is), and never again: the game ends when a turn would
+start with an empty deck. So no step draws fresh chance and `step` never reports any; a converted
+game (`from_reference`) keeps the reference's deck order and is stepped exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from fowlplay.envs.core.twin import TwinRules, as_array, best_players, pytree_dataclass, win_rewards
+from fowlplay.envs.fowl.observation import cell_features, pile_slots
+from fowlplay.envs.fowl.rules import EMPTY, Decision, Wile, full_deck
+
+_D = Decision
+#: The four sides of a cell, and each side's opposite: up, down, left, right.
+_SIDES = ((-1, 0), (1, 0), (0, -1), (0, 1))
+_OPPOSITE = (1, 0, 3, 2)
+#: The stage a played card asks for next, by wile kind (`Wile` order).
+_WILE_STAGES = (_D.PLACE_BLOCKING, _D.DISCARD_TARGET, _D.SWAP_CELL, _D.MURDER_CELL)
+#: A dynamic programme entry for "no such route".
+_NONE = -1
+
+
+@pytree_dataclass
+class GameState:
+    """One game of Murder Most Fowl; cards are the reference's ids, cells row * grid_size + col."""
+
+    deck: jax.Array  # int8 [deck_size] card ids, top at deck_len - 1
+    deck_len: jax.Array  # int32
+    piles: jax.Array  # int8 [n, deck_size] each discard pile, bottom first, top at pile_len - 1
+    pile_len: jax.Array  # int32 [n]
+    pile_counts: jax.Array  # int32 [n, K] copies of each card id in each pile
+    hands: jax.Array  # int32 [n, K] copies of each card id in each hand
+    known: jax.Array  # int32 [n, K] copies everyone saw go into each hand (and not leave it)
+    grids: jax.Array  # int8 [n, cells] card id per cell, -1 empty
+    where: jax.Array  # int32 [birds] seat * cells + cell of each bird lying in a grid, -1 elsewhere
+    sides: jax.Array  # int8 [birds, 4] card ids beside each bird in a grid (up, down, left, right; -1 none)
+    points: jax.Array  # int32 [birds] best route points among routes ending on each bird in a grid
+    wiles: jax.Array  # int32 [4] wiles of each kind lying in some grid (`Wile` order)
+    alive: jax.Array  # bool [n]
+    murdered: jax.Array  # bool [n]
+    caught: jax.Array  # bool [n]
+    recorded: jax.Array  # bool [n, types] types recorded against each murderer
+    to_act: jax.Array  # int32
+    stage: jax.Array  # int32 `Decision`
+    first_from_pile: jax.Array  # bool: this turn's first draw came from a discard pile
+    pending_card: jax.Array  # int32 the card being played (-1 none)
+    pending_cell: jax.Array  # int32 the own cell where a Swap or Murder wile waits (-1 none)
+    terminal: jax.Array  # bool
+
+
+def _table(values: Any) -> Any:
+    """A lookup k -> float32 of the given reference values (clipped to the table)."""
+    table = jnp.asarray(np.asarray(values, dtype=np.float32))
+    last = table.shape[0] - 1
+    return lambda k: jnp.take(table, jnp.clip(k, 0, last), mode="clip")
+
+
+class Twin(TwinRules):
+    """Murder Most Fowl for one option set: every player count (2-4), grid size and rule option."""
+
+    def __init__(self, options: Any, observer: Any, layout: Any) -> None:
+        super().__init__(options, observer, layout)
+        o = options
+        self.n = n = o.num_players
+        self.types, self.values = o.types, o.max_value
+        self.birds = o.num_birds  # = the first wile's id
+        self.kinds = o.num_kinds
+        self.size, self.cells = o.grid_size, o.cells
+        self.deck_size = o.deck_size
+        self.centre = o.cells // 2
+        self.margin, self.min_route = o.murder_margin, o.min_route
+        self.murder_card = self.birds + int(Wile.MURDER)
+        self._blocks = {block.name: (block.start, block.size) for block in layout.blocks}
+        self._block_order = [block.name for block in layout.blocks]
+        self._seats = np.arange(n)
+        # Neighbour cells of every cell (-1 off the grid), side by side in `_SIDES` order.
+        s = self.size
+        sides = np.full((o.cells, 4), -1, np.int32)
+        for cell in range(o.cells):
+            r, c = divmod(cell, s)
+            for d, (dr, dc) in enumerate(_SIDES):
+                if 0 <= r + dr < s and 0 <= c + dc < s:
+                    sides[cell, d] = (r + dr) * s + c + dc
+        self._cell_sides = jnp.asarray(sides)
+        self._full_deck = np.asarray(full_deck(o), np.int8)
+        self._route_tables(o)
+        self._observation_tables(o)
+        self._route_points_jit = jax.jit(self.route_points)  # for converting reference games
+
+    # ----- tables ------------------------------------------------------------------------------
+    def _route_tables(self, o: Any) -> None:
+        """The route programme's static masks (see the module docstring)."""
+        t_, v_ = self.types, self.values
+        self.most_others = m_ = (v_ - 1) // 2  # a doubled route has count(t) > m, and length <= max_value
+        self.width = w = t_ + t_ * t_ * (m_ + 1)  # plain[s], then double[s, t, m]
+        grows = np.zeros((t_, w), bool)  # entries that grow by one bird of type `row`
+        shifts = np.zeros((t_, w), bool)  # entries that take the entry of m - 1 (a bird of another type)
+        base = np.full((t_, w), _NONE, np.int8)  # the route of one bird of type `row`
+        for kind in range(t_):
+            grows[kind, :t_] = True
+            base[kind, kind] = 1
+            for start in range(t_):
+                for major in range(t_):
+                    for m in range(m_ + 1):
+                        at = t_ + (start * t_ + major) * (m_ + 1) + m
+                        if major == kind:
+                            grows[kind, at] = True
+                        elif m >= 1:
+                            shifts[kind, at] = True
+                    if start == kind:
+                        if major == kind:
+                            base[kind, t_ + (start * t_ + major) * (m_ + 1)] = 1  # m = 0, one bird of t
+                        elif m_ >= 1:
+                            base[kind, t_ + (start * t_ + major) * (m_ + 1) + 1] = 0  # m = 1, none of t
+        self._grows, self._shifts, self._base = jnp.asarray(grows), jnp.asarray(shifts), jnp.asarray(base)
+        # Which start type each entry has, to read a bird's own type's routes (start = end type).
+        start_of = np.zeros(w, np.int32)
+        start_of[:t_] = np.arange(t_)
+        start_of[t_:] = np.repeat(np.arange(t_), t_ * (m_ + 1))
+        self._own_start = jnp.asarray(start_of[None, :] == np.arange(t_)[:, None])  # [type, width]
+        m_of = np.zeros(w, np.int32)
+        m_of[t_:] = np.tile(np.arange(m_ + 1), t_ * t_)
+        self._m_of = jnp.asarray(m_of)
+        self._is_plain = jnp.asarray(np.arange(w) < t_)
+
+    def _observation_tables(self, o: Any) -> None:
+        """Every observation number as the reference computes it, rounded as it rounds."""
+        table = cell_features(o)  # the reference's own feature rows; the last (EMPTY) all zero
+        self._cell_table = jnp.asarray(table)
+        self._score_value = _table([k * (1.0 / o.max_score) for k in range(o.max_score + 1)])
+        self._deck_value = _table([k * (1.0 / o.deck_size) for k in range(o.deck_size + 1)])
+        murder_scale = 1.0 / max(1, o.murder_wiles)
+        self._murder_value = _table([k * murder_scale for k in range(o.murder_wiles + 1)])
+        self._inverse_depth = _table([0.0] + [1.0 / depth for depth in range(1, o.deck_size + 1)])
+        first = pile_slots(o)  # first pile_order slot of each card id
+        self._first_slot = jnp.asarray(np.asarray(first, np.int32))
+        self._wile_ids = jnp.arange(self.birds, self.kinds, dtype=jnp.int32)
+
+    # ----- small helpers --------------------------------------------------------------------------
+    def _relative(self, x: jax.Array, player: jax.Array) -> jax.Array:
+        """`x` with its leading (seat) axis in `player`'s relative order (0 = player, 1 = their left)."""
+        return jnp.take(x, (player + self._seats) % self.n, axis=0, mode="clip")
+
+    def _frontier(self, grids: jax.Array) -> jax.Array:
+        """bool [n, cells]: the empty cells a card may go on (the centre of an empty grid)."""
+        n, s = self.n, self.size
+        taken = (grids != EMPTY).reshape(n, s, s)
+        beside = jnp.zeros_like(taken)
+        beside = beside.at[:, 1:, :].set(beside[:, 1:, :] | taken[:, :-1, :])
+        beside = beside.at[:, :-1, :].set(beside[:, :-1, :] | taken[:, 1:, :])
+        beside = beside.at[:, :, 1:].set(beside[:, :, 1:] | taken[:, :, :-1])
+        beside = beside.at[:, :, :-1].set(beside[:, :, :-1] | taken[:, :, 1:])
+        empty_grid = ~taken.reshape(n, -1).any(axis=1)
+        centre = jnp.arange(self.cells) == self.centre
+        edge = (~taken & beside).reshape(n, -1)
+        return jnp.where(empty_grid[:, None], centre[None, :], edge)
+
+    def _scores(self, g: GameState) -> tuple[jax.Array, jax.Array]:
+        """(score, clear score) of every seat: its best route, and its best route whose end type is
+        not recorded against it."""
+        owner = jnp.where(g.where >= 0, g.where // self.cells, -1)
+        mine = owner[None, :] == self._seats[:, None]  # [n, birds]
+        kind = jnp.arange(self.birds) // self.values
+        barred = jnp.take(g.recorded, kind, axis=1, mode="clip")  # [n, birds]
+        score = jnp.where(mine, g.points[None, :], 0).max(axis=1)
+        clear = jnp.where(mine & ~barred, g.points[None, :], 0).max(axis=1)
+        return score, clear
+
+    def _escalated(self, g: GameState) -> jax.Array:
+        return (g.wiles[: len(_WILE_STAGES) - 1] > 0).all()
+
+    # ----- routes -------------------------------------------------------------------------------
+    def route_points(self, where: jax.Array, sides: jax.Array) -> jax.Array:
+        """int32 [birds]: the best route points among routes ending on each bird (0 if none)."""
+        t_, v_, w = self.types, self.values, self.width
+        placed = where >= 0
+        nb = sides.astype(jnp.int32)
+        value = jnp.arange(self.birds) % v_
+        lower = (nb >= 0) & (nb < self.birds) & (nb % v_ < value[:, None])
+        # Table rows are value-major: row value * types + type; the last row is "no route".
+        rows = jnp.where(lower, (nb % v_) * t_ + nb // v_, v_ * t_)
+        placed_at = placed.reshape(t_, v_).T  # [value, type]
+        rows_at = rows.reshape(t_, v_, 4).transpose(1, 0, 2)  # [value, type, side]
+        table = jnp.full((v_ * t_ + 1, w), _NONE, jnp.int8)
+        first = jnp.where(placed_at[0][:, None], self._base, _NONE).astype(jnp.int8)
+        table = jax.lax.dynamic_update_slice(table, first, (0, 0))
+        none = jnp.int8(_NONE)
+        for v in range(1, v_):
+            got = jnp.take(table, rows_at[v].reshape(-1), axis=0, mode="clip").reshape(t_, 4, w)
+            best = jnp.maximum(jnp.maximum(got[:, 0], got[:, 1]), jnp.maximum(got[:, 2], got[:, 3]))
+            grown = jnp.where(best >= 0, best + 1, none)
+            shifted = jax.lax.pad(best[:, :-1], none, [(0, 0, 0), (1, 0, 0)])
+            extended = jnp.where(self._grows, grown, jnp.where(self._shifts, shifted, none))
+            new = jnp.where(placed_at[v][:, None], jnp.maximum(extended, self._base), none)
+            table = jax.lax.dynamic_update_slice(table, new.astype(jnp.int8), (v * t_, 0))
+        table = table[: v_ * t_].reshape(v_, t_, w).astype(jnp.int32)
+        own = self._own_start[None]  # the bird's own type is the start type
+        m = self._m_of
+        plain = jnp.where(self._is_plain & own & (table >= self.min_route), table, 0)
+        length = table + m
+        doubled = ~self._is_plain & own & (table >= m + 1) & (length >= self.min_route)
+        best = jnp.maximum(plain, jnp.where(doubled, 2 * length, 0)).max(axis=2)  # [value, type]
+        return best.T.reshape(-1)
+
+    # ----- the deal --------------------------------------------------------------------------------
+    def init(self, key: jax.Array) -> GameState:
+        """A freshly dealt game: a uniform shuffle, a pile card and two hand cards per seat."""
+        n, d = self.n, self.deck_size
+        deck = jax.random.permutation(key, jnp.asarray(self._full_deck))
+        # The reference pops from the end: pile of seat p is card d-1-p, then hands two by two.
+        piles = jnp.full((n, d), EMPTY, jnp.int8).at[:, 0].set(deck[d - 1 - self._seats])
+        pile_counts = jax.nn.one_hot(deck[d - 1 - self._seats], self.kinds, dtype=jnp.int32)
+        first, second = deck[d - 1 - n - 2 * self._seats], deck[d - 2 - n - 2 * self._seats]
+        hands = jax.nn.one_hot(first, self.kinds, dtype=jnp.int32) + jax.nn.one_hot(
+            second, self.kinds, dtype=jnp.int32
+        )
+        return self._fresh(deck, d - 3 * n, piles, pile_counts, hands)
+
+    def _fresh(self, deck, deck_len, piles, pile_counts, hands) -> GameState:
+        n, i32 = self.n, jnp.int32
+        return GameState(
+            deck=deck.astype(jnp.int8),
+            deck_len=jnp.asarray(deck_len, i32),
+            piles=piles,
+            pile_len=jnp.ones(n, i32),
+            pile_counts=pile_counts,
+            hands=hands,
+            known=jnp.zeros((n, self.kinds), i32),
+            grids=jnp.full((n, self.cells), EMPTY, jnp.int8),
+            where=jnp.full(self.birds, -1, i32),
+            sides=jnp.full((self.birds, 4), EMPTY, jnp.int8),
+            points=jnp.zeros(self.birds, i32),
+            wiles=jnp.zeros(len(Wile), i32),
+            alive=jnp.ones(n, bool),
+            murdered=jnp.zeros(n, bool),
+            caught=jnp.zeros(n, bool),
+            recorded=jnp.zeros((n, self.types), bool),
+            to_act=jnp.zeros((), i32),
+            stage=jnp.asarray(int(_D.FIRST_DRAW), i32),
+            first_from_pile=jnp.zeros((), bool),
+            pending_card=jnp.asarray(EMPTY, i32),
+            pending_cell=jnp.asarray(EMPTY, i32),
+            terminal=jnp.zeros((), bool),
+        )
+
+    # ----- legality -------------------------------------------------------------------------------
+    def _targets(self, g: GameState, frontier: jax.Array, me: jax.Array):
+        """(room in my grid, an opponent to block, an opponent's bird to hit), and per relative
+        opponent seat: alive, blockable cells, bird cells."""
+        taken = g.grids != EMPTY
+        birds = taken & (g.grids.astype(jnp.int32) < self.birds)
+        opponent = (self._seats != me) & g.alive
+        blockable = opponent[:, None] & taken.any(axis=1)[:, None] & frontier  # [n, cells]
+        hittable = opponent[:, None] & birds
+        room = jnp.take(frontier, me, axis=0, mode="clip").any()
+        return room, blockable, hittable
+
+    def _playable_cards(self, room, blockable, hittable) -> jax.Array:
+        """bool [K]: which card ids could be played now (wiles need a target)."""
+        can_block, can_hit = blockable.any(), hittable.any()
+        wiles = jnp.stack([can_block, can_hit, can_hit & room, room])
+        return jnp.concatenate([jnp.broadcast_to(room, (self.birds,)), wiles])
+
+    def legal_mask(self, g: GameState) -> jax.Array:
+        """Bool mask of the acting player's legal actions (the reference's `legal_mask`)."""
+        me, stage = g.to_act, g.stage
+        frontier = self._frontier(g.grids)
+        room, blockable, hittable = self._targets(g, frontier, me)
+        drawing = (stage == _D.FIRST_DRAW) | (stage == _D.SECOND_DRAW)
+        from_piles = (stage == _D.FIRST_DRAW) | ((stage == _D.SECOND_DRAW) & ~g.first_from_pile)
+        hand = jnp.take(g.hands, me, axis=0, mode="clip") > 0
+        discarding = (stage == _D.DISCARD) | (stage == _D.EXTRA_DISCARD)
+        own_cell = (stage == _D.PLACE_BIRD) | (stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL)
+        hitting = (stage == _D.DISCARD_TARGET) | (stage == _D.SWAP_TARGET)
+        opponents = self._relative(jnp.where(stage == _D.PLACE_BLOCKING, blockable, hittable & hitting), me)[
+            1:
+        ]
+        blocks = {
+            "draw_deck": (drawing & (g.deck_len > 0))[None],
+            "draw_pile": from_piles & (self._relative(g.pile_len, me) > 0),
+            "discard": discarding & hand,
+            "play": (stage == _D.PLAY) & hand & self._playable_cards(room, blockable, hittable),
+            "own_cell": own_cell & jnp.take(frontier, me, axis=0, mode="clip"),
+            "opponent_cell": opponents.reshape(-1),
+            "murder": (stage == _D.MURDER_TARGET) & self._relative(g.alive, me)[1:],
+        }
+        return jnp.concatenate([blocks[name] for name in self._block_order])
+
+    # ----- a step ---------------------------------------------------------------------------------
+    def _write(self, g: GameState, seat: jax.Array, cell: jax.Array, card: jax.Array, do: jax.Array):
+        """Put `card` on a grid cell (where `do`), keeping `where` and `sides` in step."""
+        cells, birds = self.cells, self.birds
+        # Where nothing is written, any real cell serves: its own card is written back unchanged.
+        seat, cell = jnp.clip(seat, 0, self.n - 1), jnp.clip(cell, 0, cells - 1)
+        at = seat * cells + cell
+        flat = g.grids.reshape(-1)
+        old = jnp.take(flat, at, mode="clip").astype(jnp.int32)
+        card = jnp.where(do, card, old)
+        flat = jax.lax.dynamic_update_slice(flat, card.astype(jnp.int8)[None], (at,))
+        beside = jnp.take(self._cell_sides, cell, axis=0, mode="clip")  # [4] cells
+        around = jnp.where(beside >= 0, jnp.take(flat, seat * cells + beside, mode="clip"), EMPTY)
+        around = around.astype(jnp.int32)
+        ids = jnp.arange(birds)
+        # A bird beside the cell sees the new card on its side facing the cell.
+        facing = ids[:, None] == around[jnp.asarray(_OPPOSITE)][None, :]
+        sides = jnp.where(facing, card.astype(jnp.int8), g.sides)
+        landed = ids == card
+        sides = jnp.where(landed[:, None], around.astype(jnp.int8)[None, :], sides)
+        where = jnp.where(landed, at, jnp.where((ids == old) & (old != card), -1, g.where))
+        return g.replace(grids=flat.reshape(self.n, cells), sides=sides, where=where)
+
+    def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
+        """Apply a legal action and everything it sets off (no fresh chance: always False)."""
+        n, birds, i32 = self.n, self.birds, jnp.int32
+        b = {name: start for name, (start, _) in self._blocks.items()}
+        a = action.astype(i32)
+        me, stage = g.to_act, g.stage
+        seats = self._seats
+        is_deck = a == b["draw_deck"]
+        is_pile = (a >= b["draw_pile"]) & (a < b["discard"])
+        is_draw = is_deck | is_pile
+        is_discard = (a >= b["discard"]) & (a < b["play"])
+        is_play = (a >= b["play"]) & (a < b["own_cell"])
+        is_own = (a >= b["own_cell"]) & (a < b["opponent_cell"])
+        is_target = (a >= b["opponent_cell"]) & (a < b["murder"])
+        is_murder = a >= b["murder"]
+        pending = g.pending_card
+
+        # Draws: the deck's top or a pile's top into my hand.
+        drawn_seat = (me + a - b["draw_pile"]) % n
+        deck_top = jnp.take(g.deck, g.deck_len - 1, mode="clip").astype(i32)
+        drawn_len = jnp.take(g.pile_len, drawn_seat, mode="clip")
+        pile_top = jnp.take(g.piles.reshape(-1), drawn_seat * self.deck_size + drawn_len - 1, mode="clip")
+        drawn = jnp.where(is_deck, deck_top, pile_top.astype(i32))
+        hand_card = jnp.where(is_discard, a - b["discard"], a - b["play"])  # a discard or a play
+
+        # Wile targets: opponent seat and cell.
+        j, target_cell = (a - b["opponent_cell"]) // self.cells, (a - b["opponent_cell"]) % self.cells
+        victim = (me + j + 1) % n
+        victim_card = jnp.take(g.grids.reshape(-1), victim * self.cells + target_cell, mode="clip").astype(
+            i32
+        )
+        hits = is_target & (stage != _D.PLACE_BLOCKING)  # Discard or Swap: a bird leaves its grid
+        to_victim_pile = is_target & (stage == _D.DISCARD_TARGET)
+
+        # Hands and what everyone saw go into them.
+        card_ids = jnp.arange(self.kinds)
+        mine = seats[:, None] == me
+        gained = mine & (card_ids[None, :] == drawn) & is_draw
+        lost = mine & (card_ids[None, :] == hand_card) & (is_discard | is_play)
+        hands = g.hands + gained - lost
+        known = g.known + (gained & is_pile)
+        known = known - (lost & (known > 0))
+
+        # Discard piles: one push (a discard, a bird hit by a Discard wile) or one pop (a draw).
+        push = is_discard | to_victim_pile
+        pile_seat = jnp.where(is_pile, drawn_seat, jnp.where(is_discard, me, victim))
+        pile_card = jnp.where(is_pile, drawn, jnp.where(is_discard, hand_card, victim_card))
+        delta = push.astype(i32) - is_pile.astype(i32)
+        at_seat = seats == pile_seat
+        pile_len = g.pile_len + at_seat * delta
+        pile_counts = g.pile_counts + (at_seat[:, None] & (card_ids[None, :] == pile_card)) * delta
+        top_at = pile_seat * self.deck_size + jnp.take(g.pile_len, pile_seat, mode="clip")
+        flat_piles = g.piles.reshape(-1)
+        old_slot = jnp.take(flat_piles, top_at, mode="clip")
+        put = jnp.where(push, pile_card.astype(jnp.int8), old_slot)
+        piles = jax.lax.dynamic_update_slice(flat_piles, put[None], (top_at,)).reshape(g.piles.shape)
+        deck_len = g.deck_len - is_deck
+
+        # Grids: the played card onto my cell or a victim's; a swapped bird onto my waiting cell.
+        own = a - b["own_cell"]
+        g2 = self._write(
+            g,
+            jnp.where(is_own, me, victim),
+            jnp.where(is_own, own, target_cell),
+            pending,
+            is_own | is_target,
+        )
+        swapping = is_target & (stage == _D.SWAP_TARGET)
+        g2 = self._write(g2, me, g.pending_cell, victim_card, swapping)
+        wile_kind = pending - birds
+        onto_empty = (is_own & (pending >= birds)) | (is_target & (stage != _D.SWAP_TARGET))
+        wiles = g.wiles + ((jnp.arange(len(Wile)) == wile_kind) & onto_empty)
+        moved = (is_own & (pending < birds)) | hits
+        points = jnp.where(moved, self.route_points(g2.where, g2.sides), g.points)
+
+        # The murder: checked on the scores before it (nothing in a grid changes at this step).
+        score, _ = self._scores(g)
+        m_victim = (me + a - b["murder"] + 1) % n
+        lead = jnp.take(score, m_victim, mode="clip") >= jnp.take(score, me, mode="clip") + self.margin
+        succeeds = self._escalated(g) | lead
+        struck = (seats == m_victim) & is_murder & succeeds
+        failed = (seats == me) & is_murder & ~succeeds
+        alive = g.alive & ~struck & ~failed
+        victim_hand = jnp.take(hands, m_victim, axis=0, mode="clip")
+        kind_held = (victim_hand[:birds].reshape(self.types, self.values) > 0).any(axis=1)
+        recorded = g.recorded | (mine & kind_held[None, :] & is_murder & succeeds)
+        known = jnp.where(struck[:, None], hands, known)
+
+        # What comes next.
+        after = g.replace(
+            deck_len=deck_len,
+            piles=piles,
+            pile_len=pile_len,
+            pile_counts=pile_counts,
+            hands=hands,
+            known=known,
+            grids=g2.grids,
+            where=g2.where,
+            sides=g2.sides,
+            points=points,
+            wiles=wiles,
+            alive=alive,
+            murdered=g.murdered | struck,
+            caught=g.caught | failed,
+            recorded=recorded,
+        )
+        first_draw = is_draw & (stage == _D.FIRST_DRAW)
+        second_possible = (deck_len > 0) | (~is_pile & (pile_len > 0).any())
+        frontier = self._frontier(after.grids)
+        room, blockable, hittable = self._targets(after, frontier, me)
+        hand_now = jnp.take(hands, me, axis=0, mode="clip") > 0
+        can_play = (hand_now & self._playable_cards(room, blockable, hittable)).any()
+        shows = is_discard & (stage == _D.DISCARD) & ~can_play
+        known = jnp.where(mine & shows, hands, known)
+        card_stage = jnp.where(
+            hand_card < birds,
+            int(_D.PLACE_BIRD),
+            jnp.take(jnp.asarray([int(s) for s in _WILE_STAGES], i32), hand_card - birds, mode="clip"),
+        )
+        next_stage = jnp.select(
+            [
+                first_draw & second_possible,
+                is_draw,
+                is_discard & (stage == _D.DISCARD),
+                is_play,
+                is_own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL)),
+            ],
+            [
+                jnp.asarray(int(_D.SECOND_DRAW), i32),
+                jnp.asarray(int(_D.DISCARD), i32),
+                jnp.where(can_play, int(_D.PLAY), int(_D.EXTRA_DISCARD)).astype(i32),
+                card_stage.astype(i32),
+                stage + 1,  # SWAP_CELL -> SWAP_TARGET, MURDER_CELL -> MURDER_TARGET
+            ],
+            stage,
+        )
+        ends_turn = (
+            (is_discard & (stage == _D.EXTRA_DISCARD))
+            | (is_own & (stage == _D.PLACE_BIRD))
+            | is_target
+            | is_murder
+        )
+        last_one = alive.sum() == 1
+        # The next living seat to my left.
+        later = self._relative(alive, me)[1:]
+        nxt = (me + 1 + jnp.argmax(later)) % n
+        over = ends_turn & (last_one | (deck_len == 0))
+        starts = ends_turn & ~over
+        waits = is_own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL))
+        after = after.replace(
+            known=known,
+            to_act=jnp.where(starts, nxt, me).astype(i32),
+            stage=jnp.where(starts, int(_D.FIRST_DRAW), next_stage).astype(i32),
+            first_from_pile=jnp.where(first_draw, is_pile, jnp.where(starts, False, g.first_from_pile)),
+            pending_card=jnp.where(ends_turn, EMPTY, jnp.where(is_play, hand_card, pending)).astype(i32),
+            pending_cell=jnp.where(ends_turn, EMPTY, jnp.where(waits, own, g.pending_cell)).astype(i32),
+            terminal=g.terminal | over,
+        )
+        return after, jnp.zeros((), bool)
+
+    # ----- what a seat sees ------------------------------------------------------------------------
+    def observe(self, g: GameState, player: jax.Array) -> jax.Array:
+        """`player`'s float32 observation, equal to the reference's `FowlObserver.encode`."""
+        n, f32 = self.n, jnp.float32
+        player = jnp.asarray(player, jnp.int32)
+        rel = lambda x: self._relative(x, player)  # noqa: E731 - a short local alias
+        score, clear = self._scores(g)
+        escalated = self._escalated(g)
+        grids = rel(g.grids).astype(jnp.int32).reshape(-1)
+        cell_rows = jnp.where(grids < 0, self.kinds, grids)
+        tops = jnp.take_along_axis(g.piles, jnp.clip(g.pile_len - 1, 0)[:, None], axis=1)[:, 0]
+        tops = jnp.where(g.pile_len > 0, tops.astype(jnp.int32), -1)
+        rel_scores = rel(score)
+        alive_me = jnp.take(g.alive, player, mode="clip")
+        others = rel(g.alive) & (self._seats > 0) & alive_me
+        murder = self.murder_card
+        mine = jnp.take(g.hands[:, murder], player, mode="clip")
+        on_top = (tops == murder).sum()
+        lower = g.pile_counts[:, murder].sum() - on_top
+        seen = jnp.where(self._seats != player, g.known[:, murder], 0).sum()
+        played = g.wiles[int(Wile.MURDER)]
+        unseen = self.options.murder_wiles - mine - on_top - lower - seen - played
+        pieces = {
+            "decision": jnp.arange(len(Decision)) == g.stage,
+            "acting": self._seats == (g.to_act - player) % n,
+            "my_hand": jnp.take(g.hands, player, axis=0, mode="clip"),
+            "pending_card": jnp.arange(self.kinds) == g.pending_card,
+            "pending_cell": (jnp.arange(self.cells) == g.pending_cell) & (g.pending_card != EMPTY),
+            "grids": jnp.take(self._cell_table, cell_rows, axis=0, mode="clip"),
+            "pile_tops": rel(jnp.arange(self.kinds)[None, :] == tops[:, None]),
+            "pile_contents": rel(g.pile_counts),
+            "pile_order": rel(self._pile_order(g)),
+            "hand_sizes": rel(g.hands.sum(axis=1)) * 0.25,
+            "known_hands": rel(g.known),
+            "playing": rel(g.alive),
+            "murdered": rel(g.murdered),
+            "caught": rel(g.caught),
+            "recorded_types": rel(g.recorded),
+            "arrested": rel(g.recorded.any(axis=1) & (clear < score)),
+            "wiles_in_grids": g.wiles[: len(_WILE_STAGES) - 1] > 0,
+            "escalation": escalated[None],
+            "scores": self._score_value(rel_scores),
+            "deck_size": self._deck_value(g.deck_len)[None],
+            "murder_checks": others & (escalated | (rel_scores >= rel_scores[0] + self.margin)),
+            "murder_threats": others & (escalated | (rel_scores[0] >= rel_scores + self.margin)),
+            "murder_whereabouts": self._murder_value(jnp.stack([mine, on_top, lower, seen, played, unseen])),
+        }
+        parts = []
+        for piece in self.observer.pieces:
+            part = pieces[piece.name].astype(f32).reshape(-1)
+            span = self.piece(piece.name)
+            if part.shape[0] != span.stop - span.start:
+                raise ValueError(f"the twin's piece {piece.name!r} has {part.shape[0]} entries, not {span}")
+            parts.append(part)
+        return jnp.concatenate(parts)
+
+    def _pile_order(self, g: GameState) -> jax.Array:
+        """float32 [n, deck_size]: 1 / depth of each card in each pile, in the card's slot."""
+        d = self.deck_size
+        cards = g.piles.astype(jnp.int32)  # [n, d]
+        index = jnp.arange(d)
+        live = index[None, :] < g.pile_len[:, None]
+        depth = g.pile_len[:, None] - index[None, :]
+        # A wile's copies fill its slots from the top down: count the same card above each one.
+        same = (cards[:, :, None] == cards[:, None, :]) & live[:, None, :]  # [n, d (this), d (other)]
+        above = (same & (index[None, None, :] > index[None, :, None])).sum(axis=2)
+        slot = jnp.take(self._first_slot, jnp.clip(cards, 0), mode="clip") + jnp.where(
+            cards >= self.birds, above, 0
+        )
+        value = jnp.where(live, self._inverse_depth(depth), 0.0)
+        hit = (slot[:, :, None] == index[None, None, :]) & live[:, :, None]
+        return jnp.where(hit, value[:, :, None], 0.0).sum(axis=1)
+
+    # ----- the end -------------------------------------------------------------------------------
+    def current_player(self, g: GameState) -> jax.Array:
+        """The acting seat."""
+        return g.to_act
+
+    def terminal(self, g: GameState) -> jax.Array:
+        """True once the deck ran out at a turn's start or one living player remained."""
+        return g.terminal
+
+    def truncated(self, g: GameState) -> jax.Array:
+        """Never: every game of Murder Most Fowl ends by its rules."""
+        return jnp.zeros((), bool)
+
+    def returns(self, g: GameState) -> jax.Array:
+        """Win rewards among players still playing and not arrested; nobody eligible: all 0."""
+        score, clear = self._scores(g)
+        arrested = g.recorded.any(axis=1) & (clear < score)
+        return win_rewards(best_players(score, g.alive & ~arrested))
+
+    def public(self, g: GameState) -> tuple[jax.Array, ...]:
+        """What every seat knows: grids, piles (in order), hand sizes and seen hand cards, the deck's
+        size, who is playing, murdered or caught, recorded types, whose decision it is and what is
+        being played. (No step draws fresh chance, so the suite never needs to compare it.)"""
+        live = jnp.arange(self.deck_size)[None, :] < g.pile_len[:, None]
+        return (
+            g.grids,
+            jnp.where(live, g.piles, EMPTY),
+            g.pile_len,
+            g.hands.sum(axis=1),
+            g.known,
+            g.deck_len,
+            g.alive,
+            g.murdered,
+            g.caught,
+            g.recorded,
+            g.to_act,
+            g.stage,
+            g.pending_card,
+            g.pending_cell,
+        )
+
+    # ----- the reference's games -------------------------------------------------------------------
+    def from_reference(self, game: Any) -> GameState:
+        """The GameState of a reference `FowlGame` (its deck in the same order)."""
+        n, d, k, birds, i32 = self.n, self.deck_size, self.kinds, self.birds, np.int32
+
+        def counts(cards):
+            return np.bincount(np.asarray(cards, np.int64), minlength=k)[:k]
+
+        deck = np.full(d, EMPTY, np.int8)
+        deck[: len(game.deck)] = game.deck  # bottom first: the top, `game.deck[-1]`, is drawn next
+        piles = np.full((n, d), EMPTY, np.int8)
+        for p, pile in enumerate(game.piles):
+            piles[p, : len(pile)] = pile
+        grids = np.asarray(game.grids, np.int64)
+        where = np.full(birds, -1, i32)
+        sides = np.full((birds, 4), EMPTY, np.int8)
+        cell_sides = np.asarray(self._cell_sides)
+        for p in range(n):
+            for cell in np.flatnonzero((grids[p] >= 0) & (grids[p] < birds)):
+                card = grids[p, cell]
+                where[card] = p * self.cells + cell
+                for side, other in enumerate(cell_sides[cell]):
+                    sides[card, side] = grids[p, other] if other >= 0 else EMPTY
+        wiles = [int((grids == birds + kind).sum()) for kind in range(len(Wile))]
+        recorded = np.zeros((n, self.types), bool)
+        for p, types in enumerate(game.recorded):
+            recorded[p, sorted(types)] = True
+        points = np.asarray(self._route_points_jit(where, sides))
+        return GameState(
+            deck=as_array(deck, np.int8),
+            deck_len=as_array(len(game.deck), i32),
+            piles=as_array(piles, np.int8),
+            pile_len=as_array([len(pile) for pile in game.piles], i32),
+            pile_counts=as_array([counts(pile) for pile in game.piles], i32),
+            hands=as_array([counts(hand) for hand in game.hands], i32),
+            known=as_array([counts(seen) for seen in game.known], i32),
+            grids=as_array(grids, np.int8),
+            where=as_array(where, i32),
+            sides=as_array(sides, np.int8),
+            points=as_array(points, i32),
+            wiles=as_array(wiles, i32),
+            alive=as_array(game.alive, bool),
+            murdered=as_array(game.murdered, bool),
+            caught=as_array(game.caught, bool),
+            recorded=as_array(recorded, bool),
+            to_act=as_array(game.to_act, i32),
+            stage=as_array(int(game.stage), i32),
+            first_from_pile=as_array(game.first_from_pile, bool),
+            pending_card=as_array(game.pending_card, i32),
+            pending_cell=as_array(game.pending_cell, i32),
+            terminal=as_array(game._terminal, bool),
+        )
