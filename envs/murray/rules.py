@@ -425,6 +425,9 @@ class MurrayGame(Game):
         self.options = options
         self.rng = rng
         self.num_players = n = options.num_players
+        #: Copies of each hand card type (insects in `Card` order, then the Hawk): the most of a type
+        #: the table can have seen go into one hand (`_seen_into`).
+        self._copies = (*options.counts, 1)
         self._bind_layout(options)
         insects = shuffled(insect_cards(options.counts), rng)
         self.hands = [[0] * HAND_KINDS for _ in range(n)]
@@ -601,11 +604,19 @@ class MurrayGame(Game):
         """The turn player holds a single card, so not the Hawk: everyone knows it is still in the deck."""
         self.hawk_draws = [0] * self.num_players
 
+    def _seen_into(self, player: int, card: int) -> None:
+        """The table saw `card` go into `player`'s hand: counted, up to the copies of its type.
+
+        A card seen going in, passed on face down and taken back in view is one card, not two: with
+        every copy of its type already counted in that hand, the table knows it is one of them."""
+        if self.shown[player][card] < self._copies[card]:
+            self.shown[player][card] += 1
+            self.shown_any += 1
+
     def _take_into_hand(self, player: int, card: int) -> None:
         self._to_hand(player, card)
         self.events.append((_EV_IN, player, card))
-        self.shown[player][card] += 1
-        self.shown_any += 1
+        self._seen_into(player, card)
         self._shown_changed(player)
 
     def _swap_with_pond(self, player: int, given: int, taken: int) -> None:
@@ -617,8 +628,7 @@ class MurrayGame(Game):
         if self.shown[player][given]:
             self.shown[player][given] -= 1
             self.shown_any -= 1
-        self.shown[player][taken] += 1
-        self.shown_any += 1
+        self._seen_into(player, taken)
         self._shown_changed(player)
 
     def _take_from(self, player: int, victim: int, card: int, hornet: bool) -> None:
@@ -629,8 +639,7 @@ class MurrayGame(Game):
             self.shown[victim][card] -= 1
             self.shown_any -= 1
             self._shown_changed(victim)
-        self.shown[player][card] += 1
-        self.shown_any += 1
+        self._seen_into(player, card)
         self._shown_changed(player)
 
     def _pass_left(self, player: int, card: int) -> None:
