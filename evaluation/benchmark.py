@@ -368,12 +368,25 @@ def verdict(rows: list[dict]) -> str:
 
 #: Busy processes beside the second training measurement: as many as this machine class has cores.
 TRAINING_LOADS = (0, 2)
+#: trainer: jax's bar against the ppo trainer (issue "Learn at batched speed").
+JAX_TRAINING_BAR = 10
+
+
+def _has_jax() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
 
 
 def training_table(
-    rows: list[dict], chosen: dict[str, list[int]], decisions: int, config_dir: str | None = None
+    rows: list[dict],
+    chosen: dict[str, list[int]],
+    decisions: int,
+    config_dir: str | None = None,
+    trainers: list[str] | None = None,
 ) -> list[dict]:
-    """Train each chosen game with its config (idle, then loaded); print and return the figures."""
+    """Train each chosen game with its config (idle, then loaded) by each trainer (ppo, and jax where
+    JAX is installed), side by side; print and return the figures."""
     try:
         from fowlplay.training.bench import LOADED_SHARE_BAR, loaded_shares, training_decisions_per_second
     except ImportError as error:  # the [train] extra is missing
@@ -381,26 +394,45 @@ def training_table(
     env_rate = {r["game"]: r["aec_decisions_per_s"] for r in rows if r.get("default_players")}
     out = []
     print(
-        "\n| game | busy processes | training decisions/s | env AEC decisions/s | of idle "
-        "| load average before | settings |"
+        "\n| game | trainer | busy processes | training decisions/s | x ppo (same load) | env AEC decisions/s "
+        "| of idle | load average before | settings |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
+    names = trainers or (["ppo", "jax"] if _has_jax() else ["ppo"])
+    trainers = [(name, {} if name == "ppo" else {"trainer": name}) for name in names]
     for name in chosen:
         for load in TRAINING_LOADS:
-            before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-            row = training_decisions_per_second(name, decisions=decisions, load=load, config_dir=config_dir)
-            row["load_average_before"] = before
-            out.append(row)
-            share = loaded_shares(out).get((name, "", load))
-            settings = f"{row['vec_env']} x{row['n_envs']}, {row['torch_threads']} torch thread(s)"
-            cut = " (cut short by the time cap)" if row["cut"] else ""
-            print(
-                f"| {name} | {load} | {row['decisions_per_s']:,.0f}{cut} | "
-                f"{_fmt(env_rate.get(name))} | {'-' if share is None else f'{share:.0%}'} | "
-                f"{'-' if before is None else f'{before:.2f}'} | {settings} |",
-                flush=True,
-            )
-    shares = loaded_shares(out)
+            ppo_rate = None
+            for trainer, overrides in trainers:
+                before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+                row = training_decisions_per_second(
+                    name, decisions=decisions, load=load, config_dir=config_dir, overrides=overrides
+                )
+                row["load_average_before"] = before
+                row["trainer"] = trainer
+                out.append(row)
+                rate = row["decisions_per_s"]
+                ppo_rate = rate if trainer == "ppo" else ppo_rate
+                share = loaded_shares([r for r in out if r["trainer"] == trainer]).get((name, "", load))
+                if trainer == "jax":
+                    settings = f"{row['num_envs']} games x {row['n_steps']} per update, batched twin"
+                else:
+                    settings = f"{row['vec_env']} x{row['n_envs']}, {row['torch_threads']} torch thread(s)"
+                cut = " (cut short by the time cap)" if row["cut"] else ""
+                ratio = "-" if trainer == "ppo" or not ppo_rate else f"{rate / ppo_rate:.1f}x"
+                print(
+                    f"| {name} | {trainer} | {load} | {rate:,.0f}{cut} | {ratio} | "
+                    f"{_fmt(env_rate.get(name))} | {'-' if share is None else f'{share:.0%}'} | "
+                    f"{'-' if before is None else f'{before:.2f}'} | {settings} |",
+                    flush=True,
+                )
+    if len(trainers) > 1:
+        print(
+            f"\nbar (trainer jax): at least {JAX_TRAINING_BAR}x the ppo trainer's decisions/s for every "
+            "game, same command, same load"
+        )
+    out_ppo = [r for r in out if r["trainer"] == "ppo"]
+    shares = loaded_shares(out_ppo)
     if shares:
         below = sorted({game for (game, _, _), share in shares.items() if share < LOADED_SHARE_BAR})
         result = "all games meet it" if not below else f"below it: {below}"
@@ -474,6 +506,14 @@ def main(argv: list[str] | None = None) -> int:
         "--training-decisions", type=int, default=20_480, help="learner decisions per --training run"
     )
     parser.add_argument(
+        "--trainers",
+        nargs="+",
+        choices=("ppo", "jax"),
+        default=None,
+        help="with --training: the trainers to run side by side (default: ppo, and jax where JAX is "
+        "installed)",
+    )
+    parser.add_argument(
         "--config-dir",
         help="with --training: folder of the <game>.yaml training configs (default: the checkout's "
         "configs/, else ./configs)",
@@ -535,7 +575,9 @@ def main(argv: list[str] | None = None) -> int:
     if bars:
         print("\n" + bars)
     training = (
-        training_table(rows, chosen, args.training_decisions, args.config_dir) if args.training else None
+        training_table(rows, chosen, args.training_decisions, args.config_dir, args.trainers)
+        if args.training
+        else None
     )
     if hasattr(os, "getloadavg"):
         print(f"\nload average {os.getloadavg()[0]:.2f} at the end")

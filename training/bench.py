@@ -143,6 +143,8 @@ def training_decisions_per_second(
         "torch_threads": config.torch_threads,
         "net_arch": list(config.ppo.net_arch),
         "n_epochs": config.ppo.n_epochs,
+        "num_envs": config.jax.num_envs,
+        "n_steps": config.jax.n_steps,
     }
 
 

@@ -144,7 +144,11 @@ def run(
         structure = jax.tree_util.tree_structure(runner.opt_state)
         runner = runner.replace(opt_state=jax.tree_util.tree_unflatten(structure, opt_leaves))
     runner = runner.replace(timesteps=jnp.int32(timesteps))
-    update = J.make_update(games, optimizer)
+    # Compiled ahead of the loop, so that `seconds` counts learning only (as the other trainers'
+    # start-up is left out) and the compile time is reported on its own.
+    compiling = time.monotonic()
+    update = J.make_update(games, optimizer).lower(runner, opponents).compile()
+    compile_seconds = time.monotonic() - compiling
 
     def weights_of(runner) -> dict[str, np.ndarray]:
         return {name: np.array(value) for name, value in runner.params.items()}  # writable copies
@@ -186,7 +190,7 @@ def run(
         start = "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
         print(
             f"fowlplay-train (jax): {config.game}, {start}, {s.num_envs} games x {s.num_steps} decisions "
-            f"per update on {jax.default_backend()}; run directory {run_dir}"
+            f"per update on {jax.default_backend()} (compiled in {compile_seconds:.0f} s); run directory {run_dir}"
         )
     bar = _progress(config, timesteps)
     win_rates: dict[str, float] = {}

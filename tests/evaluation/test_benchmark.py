@@ -93,6 +93,8 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
             "--training",
             "--training-decisions",
             "256",
+            "--trainers",
+            "ppo",
             "--json",
             str(out),
         ],
@@ -101,7 +103,7 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
         check=True,
         timeout=300,
     )
-    assert "| game | busy processes | training decisions/s | env AEC decisions/s |" in result.stdout
+    assert "| game | trainer | busy processes | training decisions/s | x ppo (same load) |" in result.stdout
     training = json.loads(out.read_text())["training"]
     assert [row["load"] for row in training] == [0, 2]
     assert all(row["decisions"] >= 256 and row["decisions_per_s"] > 0 for row in training)
