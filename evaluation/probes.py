@@ -162,34 +162,50 @@ def make_probe(game: str, name: str, options=None, seed: int | None = None) -> P
 # ----- the probe table --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ProbeRow:
-    """How one baseline did against one probe at one player count (the baseline's view)."""
+    """How the agent (the baseline) did against one probe at one player count, from its seats."""
 
     game: str
     players: int
     probe: str
     games: int
-    #: The baseline seats' mean reward per game (zero-sum win reward: fair share is 0).
-    baseline_reward: float
-    #: Share of the games a baseline seat won (ties share), and its fair share (n-1)/n.
-    baseline_wins: float
+    #: The agent's seats' mean reward per game (the zero-sum win reward: its fair share is 0) and
+    #: the standard error of that mean over the deals (each deal's rotations are one sample).
+    reward: float
+    stderr: float
+    #: Share of the games' wins that went to the agent's seats (shared wins split), and the fair share.
+    wins: float
     fair_wins: float
     #: Games that reached a cap.
     capped: int
+    against: str = "baseline"
 
     @property
     def holds(self) -> bool:
-        """The bar: the baseline gets at least its fair share, in reward and in wins."""
-        return self.baseline_reward >= 0 and self.baseline_wins >= self.fair_wins - 1e-9
+        """The bar: the agent scores at least its fair share (mean reward >= 0)."""
+        return self.reward >= 0
+
+    @property
+    def clearly_below(self) -> bool:
+        """The agent scores below its fair share by more than twice the standard error."""
+        return self.reward + 2 * self.stderr < 0
 
 
-def probe_row(game: str, players: int, probe: str, matches: int, seed: int = 0, options=None) -> ProbeRow:
-    """Play `probe` alone against the baseline (one-vs-rest, every rotation) for `matches` deals."""
+def probe_row(
+    game: str,
+    players: int,
+    probe: str,
+    matches: int,
+    seed: int = 0,
+    options=None,
+    against: str = "baseline",
+) -> ProbeRow:
+    """Play `probe` alone against `against` (one-vs-rest, every rotation) on `matches` seeded deals."""
     from fowlplay.evaluation.agents import parse_specs
     from fowlplay.evaluation.matches import EvalConfig, TablePlayer, plan
 
     config = EvalConfig(
         game=game,
-        agents=tuple(parse_specs([f"probe:{probe}", "baseline"])),
+        agents=tuple(parse_specs([f"probe:{probe}", f"agent={against}"])),
         matches=matches,
         players=players,
         seed=seed,
@@ -197,47 +213,65 @@ def probe_row(game: str, players: int, probe: str, matches: int, seed: int = 0, 
         seating="one-vs-rest",
     )
     player = TablePlayer(config)
-    reward = wins = 0.0
+    per_deal: dict[int, list[float]] = {}
+    wins = 0.0
     capped = games = 0
     for task in plan(config):
         row = player.play(task)
         if row["error"]:
-            raise RuntimeError(f"{game} probe:{probe} vs baseline: {row['error']}")
-        baseline = [i for i, label in enumerate(row["seats"]) if label == "baseline"]
+            raise RuntimeError(f"{game} probe:{probe} against {against}: {row['error']}")
+        seats = [i for i, label in enumerate(row["seats"]) if label == "agent"]
         returns = row["returns"]
         best = max(returns)
-        winners = [i for i, r in enumerate(returns) if r == best and r > 0] if best > 0 else []
-        reward += sum(returns[i] for i in baseline) / len(baseline)
-        wins += sum(1 for i in baseline if i in winners) / len(winners) if winners else 0.0
+        winners = [i for i, r in enumerate(returns) if r == best] if best > 0 else []
+        per_deal.setdefault(task.match, []).append(sum(returns[i] for i in seats) / len(seats))
+        wins += sum(1 for i in seats if i in winners) / len(winners) if winners else 0.0
         capped += int(row["truncated"] or getattr(player.env.unwrapped.game, "_capped", False))
         games += 1
+    deals = np.array([np.mean(r) for r in per_deal.values()])
+    stderr = float(deals.std(ddof=1) / np.sqrt(deals.size)) if deals.size > 1 else float("inf")
     return ProbeRow(
-        game, players, probe, games, reward / games, wins / games, (players - 1) / players, capped
+        game,
+        players,
+        probe,
+        games,
+        float(deals.mean()),
+        stderr,
+        wins / games,
+        (players - 1) / players,
+        capped,
+        against,
     )
 
 
-def probe_table(games=None, matches: int = 50, seed: int = 0) -> list[ProbeRow]:
+def probe_table(games=None, matches: int = 50, seed: int = 0, progress=None) -> list[ProbeRow]:
     """Every probe of every game against its baseline at every player count."""
     rows = []
     for game in games or envs.ENV_NAMES:
         for players in envs.player_counts(game):
             for probe in probe_names(game):
                 rows.append(probe_row(game, players, probe, matches, seed))
+                if progress is not None:
+                    progress(rows[-1])
     return rows
 
 
 def markdown(rows: list[ProbeRow]) -> str:
-    """The table as Markdown: one line per game, probe and player count."""
+    """The table as Markdown: one line per game, player count and probe."""
     lines = [
-        "| game | players | probe | games | baseline reward | baseline wins (fair) | capped | bar |",
+        "| game | players | probe | games | baseline reward ± s.e. | baseline wins (fair) | capped | bar |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.game} | {r.players} | `{r.probe}` | {r.games} | {r.baseline_reward:+.3f} | "
-            f"{r.baseline_wins:.3f} ({r.fair_wins:.3f}) | {r.capped} | {'holds' if r.holds else 'FAILS'} |"
+            f"| {r.game} | {r.players} | `{r.probe}` | {r.games} | {r.reward:+.3f} ± {r.stderr:.3f} | "
+            f"{r.wins:.3f} ({r.fair_wins:.3f}) | {r.capped} | {'holds' if r.holds else 'FAILS'} |"
         )
     return "\n".join(lines)
+
+
+def _progress(row: ProbeRow) -> None:
+    print(markdown([row]).splitlines()[-1], file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="play every probe against the baseline")
     parser.add_argument("--matches", type=int, default=50, help="deals per probe and player count [50]")
     parser.add_argument("--seed", type=int, default=0, help="root seed [0]")
+    parser.add_argument("--progress", action="store_true", help="print each row to stderr as it is played")
     args = parser.parse_args(argv)
     if args.matches < 1:
         parser.error(f"--matches must be a positive integer; got {args.matches}")
@@ -259,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         for game in games:
             print(f"{game}: {', '.join(probe_names(game))}")
         return 0
-    rows = probe_table(games, args.matches, args.seed)
+    rows = probe_table(games, args.matches, args.seed, progress=_progress if args.progress else None)
     print(markdown(rows))
     failed = [r for r in rows if not r.holds]
     if failed:

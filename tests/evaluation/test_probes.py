@@ -7,7 +7,7 @@ import pytest
 from fowlplay import envs
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec
 from fowlplay.evaluation.matches import play_game
-from fowlplay.evaluation.probes import ProbeError, main, make_probe, probe_names
+from fowlplay.evaluation.probes import ProbeError, main, make_probe, markdown, probe_names, probe_row
 
 
 def test_every_game_lists_the_common_probes_then_one_per_action_block():
@@ -89,4 +89,29 @@ def test_the_command_lists_probes(capsys):
     assert main(["--game", "chicken_v1"]) == 0
     assert (
         capsys.readouterr().out.strip() == "chicken_v1: first, last, random, pass, bid, raise-by-one, bid-max"
+    )
+
+
+def test_always_passing_beats_the_frozen_chicken_baseline_but_not_todays():
+    # The exploit issue 32 found: two-player Chicken's old baseline lost about 3 games in 4 to "pass".
+    old = probe_row("chicken_v1", 2, "pass", matches=20, against="baseline-v0")
+    assert old.clearly_below and old.reward < -0.3, old
+    new = probe_row("chicken_v1", 2, "pass", matches=20)
+    assert new.holds, new
+
+
+@pytest.mark.parametrize("game", envs.ENV_NAMES)
+def test_no_probe_clearly_beats_the_baseline_at_the_smallest_table(game):
+    # The docs' probe table plays 50 deals per row at every player count; this plays 4 at the fewest.
+    players = min(envs.player_counts(game))
+    rows = [probe_row(game, players, probe, matches=4) for probe in probe_names(game)]
+    assert [r.probe for r in rows if r.clearly_below] == []
+    assert all(r.games == 4 * players for r in rows)
+
+
+def test_a_probe_row_counts_shared_wins_and_caps():
+    row = probe_row("chicken_v1", 2, "raise-by-one", matches=2)
+    assert (row.games, row.capped, row.reward, row.wins) == (4, 4, 1.0, 1.0)
+    assert "| chicken_v1 | 2 | `raise-by-one` | 4 | +1.000 ± 0.000 | 1.000 (0.500) | 4 | holds |" in markdown(
+        [row]
     )
