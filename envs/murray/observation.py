@@ -43,7 +43,9 @@ class HawkStatus:
     DISCARD_PILE = 0  # not shuffled in yet: the game cannot end
     UNSEEN = 1  # shuffled in; I have not held it since (it may still be in the deck)
     IN_MY_HAND = 2
-    LEFT_THE_DECK = 3  # I held it since it was shuffled in and passed it: the turn player has it
+    #: I held it since it was shuffled in and passed it: the turn player has it, except while a
+    #: passer discards down to the hand limit (after passing it), when the next player already does.
+    LEFT_THE_DECK = 3
 
     TEXT = (
         "in the discard pile (the game cannot end yet)",
@@ -135,7 +137,7 @@ class MurrayObserver(Observer):
             Piece("discard_pile", PILE_KINDS, "cards of each type in the discard pile (13 = Murray) / copies"),
             Piece("deck_size", 1, "cards left in the deck / cards in the game"),
             Piece("murrays_in_deck", 1, "Murrays left in the deck / Murrays in the game"),
-            Piece("hawk", 4, "one-hot: Hawk in the discard pile, shuffled in and unseen by me, in my hand, left the deck (the turn player holds it)"),
+            Piece("hawk", 4, "one-hot: Hawk in the discard pile, shuffled in and unseen by me, in my hand, left the deck (the turn player holds it; during a passer's hand-limit discard, the next player already does)"),
             Piece("hawk_draws", 1, "Hawk unseen by me: face-down draws by others that could have been it (since my last turn) / cards in the game"),
             Piece("turn_flags", 3, "this turn: pond swap used, common-fly draw used, may go out now"),
             Piece("last_passed", HAND_KINDS, "one-hot type of the card I last passed left"),
