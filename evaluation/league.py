@@ -17,7 +17,8 @@ Four stages, each resumable (run the same command again and finished work is ski
    evaluation of the same checkpoints is identical on any machine. Training is not (floating-point
    order differs between CPUs), which is why every training figure is a mean over seeds.
 3. **Exploitability** (optional, `exploit:` in the config): `fowlplay-exploit` per checkpoint, once per
-   best-response seed (`seeds`, default 1), the strongest kept.
+   best-response seed (`seeds`, default 1), the strongest kept; each is the strongest of a learned
+   best response and the game's trivial probes, and the leaderboard names which one it was.
 4. **Leaderboard.** One Bradley–Terry fit over every game, Elo anchored at random = 0, 95% intervals
    from resampling deals; `leaderboard.md`, `leaderboard.csv` (one row per rated agent),
    `algorithms.csv` (means over seeds with their spread), `league.json`, `ratings.png` and, when the
@@ -480,13 +481,20 @@ def evaluate_pair(
 
 
 # ----- exploitability -----------------------------------------------------------------------------
+#: fowlplay-exploit's name of its learned best response among the candidates (the others are probes).
+BR_NAME = "best_response"
+#: Said of an exploit.json made before fowlplay-exploit scored the trivial probes.
+NO_PROBES = "(no probes: an exploit.json of format 1)"
+
+
 def exploit_one(config: LeagueConfig, spec: AgentSpec, out: Path, log=print) -> dict:
     """`fowlplay-exploit` for one agent, once per best-response seed (`exploit: seeds`), each unless
-    done; the strongest best response's score and interval, every seed's score, or an error.
+    done; the strongest candidate's score, interval and name, every seed's score, or an error.
 
-    Each best response is a lower bound on how exploitable the agent is, and one training run can
-    fail to find the weakness another finds, so the leaderboard shows the highest score of the
-    seeds (with that run's interval) and `league.json` keeps them all.
+    Each estimate is the strongest of a best response and the game's trivial probes (fowlplay-exploit
+    names it), a lower bound on how exploitable the agent is, and one training run can fail to find
+    the weakness another finds, so the leaderboard shows the highest score of the seeds (with that
+    run's interval and candidate) and `league.json` keeps them all.
     """
     runs = []
     for seed in range(config.exploit.get("seeds", 1)):
@@ -546,7 +554,10 @@ def _exploit_seed(config: LeagueConfig, spec: AgentSpec, out: Path, seed: int, l
     lo, hi = data.get("score_lo"), data.get("score_hi")
     if lo is None and isinstance(data.get("ci"), (list, tuple)) and len(data["ci"]) == 2:
         lo, hi = data["ci"]
-    return {"status": "done", "score": data.get("score"), "score_lo": lo, "score_hi": hi}
+    # The strongest candidate (the best response or a trivial probe); a record made before the probes
+    # (format 1) holds the best response alone, and says so.
+    best = data.get("best") if isinstance(data.get("best"), str) else f"{BR_NAME} {NO_PROBES}"
+    return {"status": "done", "score": data.get("score"), "score_lo": lo, "score_hi": hi, "best": best}
 
 
 # ----- the whole league ---------------------------------------------------------------------------
@@ -727,6 +738,7 @@ def summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors
             if spec.label in exploit and exploit[spec.label]["status"] == "done":
                 ex = exploit[spec.label]
                 entry.update(exploit=ex["score"], exploit_lo=ex["score_lo"], exploit_hi=ex["score_hi"])
+                entry["exploit_best"] = ex.get("best", BR_NAME)
                 entry["exploit_by_seed"] = ex["by_seed"]
         entries.append(entry)
     algorithms = []
@@ -801,17 +813,22 @@ def _exploit_said(summary: dict) -> str:
     if not budget:
         return "Exploitability not estimated (no `exploit:` in the config, no `--exploit`)."
     seeds = budget.get("seeds", 1)
+    probes = (
+        " and every trivial probe of the game (always pass, first legal, ...) in the same matches; the "
+        "exploit column is the strongest candidate's score against the checkpoint, with its interval and "
+        f"its name (`{BR_NAME}` or `probe:NAME`)"
+    )
     if seeds == 1:
         return (
             f"Exploitability: a fresh MaskablePPO best response per checkpoint (`fowlplay-exploit`, "
             f"{budget['total_timesteps']:,} learner decisions, {budget['matches']} duplicate matches, "
-            "one seed); the exploit column is its score against the checkpoint, lower is less exploitable."
+            f"one seed){probes}; lower is less exploitable."
         )
     return (
         f"Exploitability: {seeds} fresh MaskablePPO best responses per checkpoint (`fowlplay-exploit`, "
         f"seeds 0-{seeds - 1}, {budget['total_timesteps']:,} learner decisions, {budget['matches']} "
-        "duplicate matches each); the exploit column is the highest of their scores against the "
-        "checkpoint (the strongest best response found, with its interval), lower is less exploitable."
+        f"duplicate matches each){probes}, the highest over the seeds (each seed's in parentheses); "
+        "lower is less exploitable."
     )
 
 
@@ -870,7 +887,9 @@ def markdown(summary: dict, command: str) -> str:
             else f"{e['decisions']:,}" + (" (cut short)" if e["cut_short"] else "")
         )
         exploit = _ci(e.get("exploit"), e.get("exploit_lo"), e.get("exploit_hi")) if "exploit" in e else "–"
-        if len(e.get("exploit_by_seed", [])) > 1:  # every best response's score, by seed
+        if e.get("exploit_best"):  # which candidate was strongest: the best response or a probe
+            exploit += f" {e['exploit_best']}"
+        if len(e.get("exploit_by_seed", [])) > 1:  # every seed's strongest score
             exploit += " (" + ", ".join(_f(x) for x in e["exploit_by_seed"]) + ")"
         lines.append(
             f"| {e['agent']} | {_ci(e['elo'], e['elo_lo'], e['elo_hi'], 0)} | "

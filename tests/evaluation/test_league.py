@@ -253,8 +253,9 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
 
 def stand_in_exploit(monkeypatch, score_of) -> list[tuple[str, int]]:
     """Replace fowlplay-exploit in the league's subprocess runs: each run writes an exploit.json
-    scoring `score_of(run folder of the checkpoint, best-response seed)`; returns the (folder,
-    seed) of every run, in order. Training runs go on as they were."""
+    scoring `score_of(run folder of the checkpoint, best-response seed)`, won by the probe
+    `probe:pass` from 0.5 up and by the best response below; returns the (folder, seed) of every
+    run, in order. Training runs go on as they were."""
     train = league.run_training
     exploited: list[tuple[str, int]] = []
 
@@ -268,6 +269,7 @@ def stand_in_exploit(monkeypatch, score_of) -> list[tuple[str, int]]:
         out.mkdir(parents=True)
         score = score_of(*exploited[-1])
         record = {"score": score, "score_lo": score - 0.1, "score_hi": score + 0.1, "seed": seed}
+        record.update(format=2, best="probe:pass" if score >= 0.5 else "best_response")
         record.update(
             total_timesteps_requested=int(args["--total-timesteps"]), matches=int(args["--matches"])
         )
@@ -292,7 +294,9 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
     ppo = summary["algorithms"][0]
     assert ppo["exploit_mean"] == 0.5
     text = (tmp_path / "leaderboard.md").read_text()
-    assert "500 learner decisions, 3 duplicate matches" in text and "0.250 [0.150, 0.350]" in text
+    assert "500 learner decisions, 3 duplicate matches" in text and "every trivial probe" in text
+    assert "0.250 [0.150, 0.350] best_response |" in text and "0.750 [0.650, 0.850] probe:pass |" in text
+    assert rated["ppo-s1"]["exploit_best"] == "probe:pass"
     # A rerun at the same budget trains and estimates nothing again; another budget is refused.
     league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
     assert len(exploited) == 2
@@ -333,7 +337,8 @@ def test_several_best_responses_per_checkpoint_keep_the_strongest(fake_trainer, 
     assert summary["exploit"] == {"total_timesteps": 500, "matches": 3, "seeds": 2}
     text = (tmp_path / "leaderboard.md").read_text()
     assert "2 fresh MaskablePPO best responses per checkpoint" in text and "seeds 0-1" in text
-    assert "0.400 [0.300, 0.500] (0.250, 0.400)" in text
+    assert "0.400 [0.300, 0.500] best_response (0.250, 0.400)" in text
+    assert "0.750 [0.650, 0.850] probe:pass (0.750, 0.500)" in text
     # leaderboard.csv: the rungs have no training or exploit columns and no agent scores itself, yet
     # every value sits under its own column (an earlier version took the first row's keys as header).
     with open(tmp_path / "leaderboard.csv", newline="") as handle:
