@@ -212,7 +212,7 @@ def probe_row(
         options=dict(options or {}),
         seating="one-vs-rest",
     )
-    player = TablePlayer(config)
+    player = TablePlayer(config.resolve_agents())  # an agent that does not fit the game: AgentSpecError
     per_deal: dict[int, list[float]] = {}
     wins = 0.0
     capped = games = 0
@@ -244,13 +244,15 @@ def probe_row(
     )
 
 
-def probe_table(games=None, matches: int = 50, seed: int = 0, progress=None) -> list[ProbeRow]:
-    """Every probe of every game against its baseline at every player count."""
+def probe_table(
+    games=None, matches: int = 50, seed: int = 0, progress=None, against: str = "baseline"
+) -> list[ProbeRow]:
+    """Every probe of every game against its baseline (or `against`) at every player count."""
     rows = []
     for game in games or envs.ENV_NAMES:
         for players in envs.player_counts(game):
             for probe in probe_names(game):
-                rows.append(probe_row(game, players, probe, matches, seed))
+                rows.append(probe_row(game, players, probe, matches, seed, against=against))
                 if progress is not None:
                     progress(rows[-1])
     return rows
@@ -270,6 +272,40 @@ def markdown(rows: list[ProbeRow]) -> str:
     return "\n".join(lines)
 
 
+def markdown_by_game(rows: list[ProbeRow]) -> str:
+    """One table per game: a row per probe, a column per player count (the baseline's mean reward
+    ± its standard error, and how many games reached the cap)."""
+    out = []
+    for game in dict.fromkeys(r.game for r in rows):
+        mine = [r for r in rows if r.game == game]
+        counts = list(dict.fromkeys(r.players for r in mine))
+        cells = {(r.probe, r.players): r for r in mine}
+        lines = [
+            f"| probe | {' | '.join(f'{n} players' for n in counts)} |",
+            "|---|" + "---|" * len(counts),
+        ]
+        for probe in dict.fromkeys(r.probe for r in mine):
+            row = []
+            for n in counts:
+                r = cells.get((probe, n))
+                if r is None:
+                    row.append("")
+                    continue
+                text = f"{r.reward:+.3f} ± {r.stderr:.3f}" + (f" ({r.capped} capped)" if r.capped else "")
+                row.append(text if r.holds else f"**{text} FAILS**")
+            lines.append(f"| `{probe}` | {' | '.join(row)} |")
+        games = sorted({(r.players, r.games) for r in mine})
+        held = sum(r.holds for r in mine)
+        lines.append("")
+        lines.append(
+            f"{game}: the bar holds in {held} of {len(mine)} cells; games per cell: "
+            + ", ".join(f"{g} at {n} players" for n, g in games)
+            + "."
+        )
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
 def _progress(row: ProbeRow) -> None:
     print(markdown([row]).splitlines()[-1], file=sys.stderr, flush=True)
 
@@ -285,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="play every probe against the baseline")
     parser.add_argument("--matches", type=int, default=50, help="deals per probe and player count [50]")
     parser.add_argument("--seed", type=int, default=0, help="root seed [0]")
+    parser.add_argument(
+        "--against", default="baseline", help="the agent spec the probes play against [baseline]"
+    )
     parser.add_argument("--progress", action="store_true", help="print each row to stderr as it is played")
     args = parser.parse_args(argv)
     if args.matches < 1:
@@ -294,8 +333,15 @@ def main(argv: list[str] | None = None) -> int:
         for game in games:
             print(f"{game}: {', '.join(probe_names(game))}")
         return 0
-    rows = probe_table(games, args.matches, args.seed, progress=_progress if args.progress else None)
-    print(markdown(rows))
+    from fowlplay.evaluation.agents import AgentSpecError
+
+    progress = _progress if args.progress else None
+    try:
+        rows = probe_table(games, args.matches, args.seed, progress, args.against)
+    except AgentSpecError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(markdown_by_game(rows))
     failed = [r for r in rows if not r.holds]
     if failed:
         print(f"\n{len(failed)} of {len(rows)} rows fail the bar", file=sys.stderr)

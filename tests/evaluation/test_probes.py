@@ -7,7 +7,16 @@ import pytest
 from fowlplay import envs
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec
 from fowlplay.evaluation.matches import play_game
-from fowlplay.evaluation.probes import ProbeError, main, make_probe, markdown, probe_names, probe_row
+from fowlplay.evaluation.probes import (
+    ProbeError,
+    ProbeRow,
+    main,
+    make_probe,
+    markdown,
+    markdown_by_game,
+    probe_names,
+    probe_row,
+)
 
 
 def test_every_game_lists_the_common_probes_then_one_per_action_block():
@@ -115,3 +124,21 @@ def test_a_probe_row_counts_shared_wins_and_caps():
     assert "| chicken_v1 | 2 | `raise-by-one` | 4 | +1.000 ± 0.000 | 1.000 (0.500) | 4 | holds |" in markdown(
         [row]
     )
+
+
+def test_the_table_by_game_puts_player_counts_in_columns_and_marks_failures():
+    rows = [
+        ProbeRow("chicken_v1", 2, "pass", 40, 0.0, 0.0, 0.5, 0.5, 0),
+        ProbeRow("chicken_v1", 3, "pass", 60, -0.2, 0.05, 0.5, 2 / 3, 0),
+        ProbeRow("chicken_v1", 2, "raise-by-one", 40, 1.0, 0.0, 1.0, 0.5, 40),
+    ]
+    text = markdown_by_game(rows)
+    assert "| probe | 2 players | 3 players |" in text
+    assert "| `pass` | +0.000 ± 0.000 | **-0.200 ± 0.050 FAILS** |" in text
+    assert "| `raise-by-one` | +1.000 ± 0.000 (40 capped) |  |" in text
+    assert "chicken_v1: the bar holds in 2 of 3 cells" in text
+
+
+def test_the_command_refuses_an_agent_that_does_not_fit_the_game(capsys):
+    assert main(["--table", "--game", "murray_frog_v0", "--against", "baseline-v0", "--matches", "1"]) == 2
+    assert "only Chicken keeps one" in capsys.readouterr().err
