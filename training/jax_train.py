@@ -244,7 +244,7 @@ def run(
                     break
         except KeyboardInterrupt as stop:
             with signals.hold(stop_after=False):
-                path = save(run_dir / "checkpoints" / f"step_{timesteps}", "interrupted", timesteps)
+                path = save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
             raise RunInterrupted(path, signal_of(stop)) from None
         finally:
             bar.close()

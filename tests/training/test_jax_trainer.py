@@ -155,4 +155,4 @@ def test_a_short_run_trains_is_scored_stops_on_sigterm_and_resumes(tmp_path):
     assert proc.returncode == 143, err
     assert "stopped by SIGTERM" in err and "Traceback" not in err
     saved = [p for p in (long / "checkpoints").glob("step_*.json")]
-    assert saved and json.loads(saved[0].read_text())["kind"] == "interrupted"
+    assert saved and json.loads(saved[0].read_text())["kind"] == "periodic"
