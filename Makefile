@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench install clean playthroughs pictures docs
+.PHONY: demo test lint format bench install clean playthroughs pictures docs browser
 
 $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,15 +14,34 @@ $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 
 install: $(STAMP)
 
+# The demo needs only the package and the extras it runs (train, eval), at the versions make test
+# pins (requirements-dev.txt as constraints), with pip's progress shown: a few hundred MB, mostly torch.
+DEMO_STAMP := $(VENV)/.demo-installed
+$(DEMO_STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --progress-bar on -c requirements-dev.txt -e '.[train,eval]'
+	touch $(DEMO_STAMP)
+
+# Headless Chromium for the browser tests (tests/evaluation/test_web_browser.py): Debian's package,
+# installed when it is missing and this is root (as in CI); without root, install it once yourself
+# (the browser tests are skipped without it, except in CI).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+		else \
+			echo "make: chromium is missing; install it with: sudo apt-get install chromium chromium-driver"; \
+		fi; }
+
 # Train Chicken by self-play with its default config, then score the checkpoint against uniform
 # random play and the rule-based baseline in a duplicate tournament and print the table.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	rm -rf runs/demo
 	$(BIN)/fowlplay-train --config configs/chicken_v1.yaml --out runs/demo/chicken_v1
 	$(BIN)/fowlplay-eval --game chicken_v1 --agents trained=ckpt:runs/demo/chicken_v1 random baseline \
 		--matches 100 --out runs/demo/eval
 
-test: $(STAMP) lint docs
+test: $(STAMP) lint docs browser
 	$(BIN)/python -m pytest -n auto -q
 
 lint: $(STAMP)

@@ -107,11 +107,17 @@ _DECK_EMPTY = "deck empty: round ends".format
 _ROUND_ENDS = "round {} ends: tally {}, scores {}".format
 
 
-def _draw_line(player: int, count: int, numbers: int, feet: int) -> str:
+def _draw_line(player: int, count: int, numbers: int, feet: int, values: tuple[int, ...] = ()) -> str:
+    # `values` (the numbers drawn, face down) are the drawer's alone: `seat_log` tells them to it.
     return (
         f"player_{player} draws {count}: {numbers} number{'' if numbers == 1 else 's'}, "
         f"{feet} {'foot' if feet == 1 else 'feet'}"
     )
+
+
+def _own_draw_line(player: int, count: int, numbers: int, feet: int, values: tuple[int, ...] = ()) -> str:
+    drawn = ", ".join(str(v) for v in values) or "no number"
+    return f"{_draw_line(player, count, numbers, feet)} (you drew {drawn})"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -156,6 +162,14 @@ class ChickenGame(Game):
         """What happened since the last decision (the decision itself first), one line per event."""
         return [line(*values) for line, values in self._log]
 
+    def seat_log(self, player: int) -> list[str]:
+        """The log as `player` saw it: its own draws name the numbers drawn (before a round's end
+        reshuffles them away unseen by anyone else)."""
+        return [
+            _own_draw_line(*values) if line is _draw_line and values[0] == player else line(*values)
+            for line, values in self._log
+        ]
+
     # ----- round and phase flow ---------------------------------------------------------------
     def _start_round(self, starter: int) -> None:
         self.round += 1
@@ -194,10 +208,11 @@ class ChickenGame(Game):
         drawn = self.deck[-count:][::-1]  # the top of the deck is its end
         del self.deck[-count:]
         feet = drawn.count(FOOT)
-        self.numbers[player].extend([card for card in drawn if card != FOOT])
+        values = tuple([card for card in drawn if card != FOOT])
+        self.numbers[player].extend(values)
         self.feet[player] += feet
         numbers = count - feet
-        self._log.append((_draw_line, (player, count, numbers, feet)))
+        self._log.append((_draw_line, (player, count, numbers, feet, values)))
         if self.feet[player] >= 2:
             self._end_round()
         else:

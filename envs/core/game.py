@@ -104,6 +104,11 @@ class Game(abc.ABC):
         """
         return None
 
+    def seat_log(self, player: int) -> list[str]:
+        """What happened since the last decision as `player` saw it; by default the public `log`
+        (a game whose seats see private events, such as their own draws, tells them here)."""
+        return list(getattr(self, "log", ()))
+
     def legal_actions(self) -> list[int]:
         """Legal action ids of `current_player`."""
         return np.flatnonzero(self.legal_mask()).tolist()

@@ -1,0 +1,222 @@
+"""The browser table through a real headless Chromium (Debian's `chromium`, driven by Playwright).
+
+The server runs in this process on a free loopback port, so a test can look at the game it holds.
+One whole game of Chicken is played by clicking, and at every decision of the human seat the page
+is held to that seat's view: its picture is exactly `draw(game, seat)`, and re-dealing everything
+the seat cannot see (`env.resample_hidden`) and loading the page again changes nothing in the DOM
+or in any response body. Broken twins that send the umpire's text table, the umpire's picture or
+the spectator's picture fail that check. A recorded game is replayed and a report is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("flask")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from fowlplay.envs.core.picture import draw  # noqa: E402
+from fowlplay.evaluation.web.app import create_app  # noqa: E402
+from fowlplay.evaluation.web.cli import serve  # noqa: E402
+from fowlplay.evaluation.web.tables import PlayTable, png  # noqa: E402
+
+#: Chromium as root needs --no-sandbox; the rest keep it off the (closed) network and quick to start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+#: A short game: first to 10 (the human passes at every decision: about 10 to 20 clicks).
+OPTIONS = "target=10"
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium, if installed (`make test` installs it)."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
+        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The web table on a free loopback port, over a runs folder holding one small evaluation."""
+    from fowlplay.evaluation.agents import parse_specs
+    from fowlplay.evaluation.matches import EvalConfig
+    from fowlplay.evaluation.tournament import evaluate
+
+    runs = tmp_path_factory.mktemp("runs")
+    config = EvalConfig(
+        "chicken_v1", tuple(parse_specs(["random", "baseline"])), 2, 2, options={"target": 10}
+    )
+    evaluate(config, runs / "eval", progress=False, bootstrap=20)
+    app = create_app(runs)
+    web = serve(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    yield {"url": f"http://127.0.0.1:{web.server_port}", "app": app, "runs": runs}
+    web.shutdown()
+    web.server_close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.set_default_timeout(20_000)
+    yield opened
+    context.close()
+
+
+def load(page, responses: list, action) -> tuple[str, list[bytes]]:
+    """Run `action` (a navigation) and return the DOM after it and every response body it caused."""
+    responses.clear()
+    action()
+    page.wait_for_load_state("load")
+    return page.content(), [response.body() for response in responses if response.status != 304]
+
+
+def the_table(server, page) -> PlayTable:
+    """The server's table behind the page's URL."""
+    table_id = page.url.rstrip("/").rsplit("/", 1)[-1]
+    return server["app"].extensions["fowlplay"]["tables"].get(table_id)
+
+
+def seat_view_problems(page, server, responses: list, seed: int) -> tuple[list[str], bool]:
+    """What is wrong with the page as the human seat's own view now, and whether re-dealing what the
+    seat cannot see moved any card (so that a leak would have shown)."""
+    dom, bodies = load(page, responses, page.reload)
+    table = the_table(server, page)
+    problems = []
+    with table.lock:
+        game = table.game
+        if png(draw(game, table.human)) not in bodies:
+            problems.append(f"decision {table.decisions}: the picture sent is not {table.agent}'s own view")
+        before = [sorted(hand) for seat, hand in enumerate(game.numbers) if seat != table.human]
+        table.env.resample_hidden(table.agent, seed)
+        moved = before != [
+            sorted(hand) for seat, hand in enumerate(table.game.numbers) if seat != table.human
+        ]
+    dom_again, bodies_again = load(page, responses, page.reload)
+    if dom_again != dom:
+        problems.append(f"decision {table.decisions}: the page changed when hidden cards were re-dealt")
+    if sorted(bodies_again) != sorted(bodies):
+        problems.append(f"decision {table.decisions}: a response changed when hidden cards were re-dealt")
+    return problems, moved
+
+
+def play_chicken(page, server, check: bool = True, stop_at_problem: bool = False) -> dict:
+    """Start a 2-player Chicken game against the baseline from the form and pass at every decision
+    until it ends; with `check`, hold every decision's page to the seat's own view."""
+    responses = []
+    page.on("response", lambda response: responses.append(response))
+    page.goto(server["url"] + "/")
+    page.select_option("select[name=game]", "chicken_v1")
+    page.fill("input[name=players]", "2")
+    page.fill("input[name=opponents]", "baseline")
+    page.fill("input[name=options]", OPTIONS)
+    page.click("#start")
+    page.wait_for_load_state("load")
+    problems, moved, clicks = [], 0, 0
+    while page.locator("#result").count() == 0:
+        assert clicks < 200, "the game did not end after 200 clicks"
+        if check:
+            found, did_move = seat_view_problems(page, server, responses, seed=clicks)
+            problems += found
+            moved += did_move
+            if found and stop_at_problem:
+                break
+        page.locator("#moves button").first.click()  # pass (or the only legal move)
+        page.wait_for_load_state("load")
+        clicks += 1
+    return {"problems": problems, "moved": moved, "clicks": clicks, "page": page}
+
+
+def test_a_whole_game_of_chicken_by_clicking_shows_the_seat_only_its_own_view(page, server):
+    played = play_chicken(page, server)
+    assert played["problems"] == []
+    assert played["moved"] > 0, "no decision had a hidden card to re-deal: the check proved nothing"
+    # The end: the whole table, the outcome, and what the seat was told along the way.
+    result = page.inner_text("#result")
+    assert "wins" in result or "draw" in result
+    assert "the whole table" in page.content()
+    table = the_table(server, page)
+    assert table.game.over
+    told = page.locator("#told li").all_inner_texts()
+    assert told == table.narrator.history[table.human] and any(
+        "bids" in line or "passes" in line for line in told
+    )
+    image = page.locator("#picture")
+    assert image.evaluate("img => img.naturalWidth") > 0
+
+
+#: Broken twins of the server: what each sends instead of the human seat's own view.
+TWINS = {
+    "umpire-text-table": ("page", lambda table: {**PlayTable.page(table), "view": table.game.render()}),
+    "umpire-picture": ("picture", lambda table: png(draw(table.game, table.human, reveal=True))),
+    "spectator-picture": ("picture", lambda table: png(draw(table.game, None))),
+}
+
+
+@pytest.mark.parametrize("twin", list(TWINS))
+def test_broken_twins_that_send_another_table_fail_the_check(page, server, monkeypatch, twin):
+    method, replacement = TWINS[twin]
+    monkeypatch.setattr(PlayTable, method, replacement)
+    played = play_chicken(page, server, stop_at_problem=True)
+    assert played["problems"], f"the {twin} twin passed the seat-view check"
+
+
+def test_a_recorded_game_is_replayed_step_by_step_from_any_seat(page, server):
+    page.goto(server["url"] + "/")
+    page.click('a[href^="/replay?run=eval"]')
+    page.locator("#games a").first.click()
+    page.wait_for_load_state("load")
+    assert page.inner_text("#step").startswith("step 0 of ")
+    last = int(page.inner_text("#step").rsplit(" ", 1)[-1])
+    for expected in (1, 2, 3):
+        page.click("#next")
+        assert page.inner_text("#step") == f"step {expected} of {last}"
+    replays = server["app"].extensions["fowlplay"]["replays"]
+    made = replays.get("eval", page.url.split("game=")[1].split("&")[0])
+    assert page.locator("#told li").all_inner_texts() == made.told(3, None)  # a spectator: public lines
+    page.click("#viewer-player_1")
+    assert "you are player_1" in page.inner_text("#view")
+    assert page.locator("#told li").all_inner_texts() == made.told(3, 1)
+    assert page.locator("#picture").evaluate("img => img.naturalWidth") > 0
+    page.click("#last")
+    assert page.inner_text("#step") == f"step {last} of {last}"
+    assert made.frames[-1].game.over
+
+
+def test_a_report_opens_with_its_plots(page, server):
+    page.goto(server["url"] + "/")
+    page.click('a[href^="/results?run=eval"]')
+    page.wait_for_load_state("load")
+    report = page.inner_text("#report")
+    assert "baseline" in report and "random" in report
+    widths = page.locator("#report img").evaluate_all("imgs => imgs.map(img => img.naturalWidth)")
+    assert len(widths) >= 2 and all(width > 0 for width in widths)
+    assert Path(server["runs"], "eval", "report.md").is_file()
