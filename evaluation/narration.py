@@ -64,6 +64,10 @@ class Narrator:
         seats = range(self.game.num_players)
         self._private = {seat: self._private_of(self.game, seat) for seat in seats}
         self.history = {viewer: [] for viewer in [None, *seats]}
+        for seat in seats:  # the deal: the cards each seat was dealt face down
+            held = self._private[seat][seat] if self._private[seat] else Counter()
+            if held:
+                self.history[seat].append(f"you are dealt: {_cards_text(self.game, held)}")
 
     def _private_of(self, game: Game, seat: int) -> list[Counter]:
         return [] if tells_own_events(game) else private_cards(game, seat)

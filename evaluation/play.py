@@ -1,8 +1,9 @@
 """Watch or play one seeded game: `fowlplay-play --game chicken_v1 --agents baseline human`.
 
 A person at a human seat sees only that seat's own view of the table (`env.view(agent)`), never
-the umpire's: other players' moves are announced by the kind of decision they made, not by what
-they chose, since a choice may name a card that was hidden from the person. The whole table is
+the umpire's, and is told every event as that seat saw it (`evaluation.narration`): a bid or a
+card played face up is said, the seat's own draw is said with the cards drawn, another seat's
+hidden draw only by what the table saw ("player_1 draws 3: 2 numbers, 1 foot"). The whole table is
 shown once the game is over. A game between bots only is watched from the umpire's chair.
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
 from fowlplay.evaluation.argtypes import integer
+from fowlplay.evaluation.narration import Narrator
 
 PROG = "fowlplay-play"
 #: What a typed action id may look like: a few ASCII digits (not '²', '--1' or 5000 digits).
@@ -83,15 +85,27 @@ def build_agent(spec: str, env, seed: int, trust_checkpoint: bool = False) -> Ag
         raise ValueError(f"{error} (fowlplay-play also accepts: human)") from None
 
 
-def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quiet: bool = False) -> dict:
+def play(
+    env,
+    agents: dict[str, Agent],
+    specs: dict[str, str],
+    out: TextIO,
+    quiet: bool = False,
+    narrator: Narrator | None = None,
+) -> dict:
     """Play the reset `env` to its end; returns each agent's total reward.
 
-    With a human seat, only that seat's view is shown (at its decisions); bots' moves are
-    announced by their decision kind. The whole table is printed at the end.
+    With a human seat, only that seat's view is shown (at its decisions), and after every move the
+    seat is told what it saw of it (`narrator`, one made here when not given). The whole table is
+    printed at the end.
     """
     watching = "human" not in specs.values()  # nobody at the table: the umpire's view is fine
+    humans = [env.possible_agents.index(a) for a, spec in specs.items() if spec == "human"]
+    narrator = narrator or Narrator(env.unwrapped.game)
     if watching and not quiet:
         print(env.render(), file=out)
+    elif not quiet:
+        _tell(humans, out, narrator.history)
     decisions = 0
     totals = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
@@ -102,14 +116,17 @@ def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quie
             continue
         decision = env.decision()
         action = agents[agent].act(obs["observation"], obs["action_mask"])
-        if not quiet:
-            if watching or specs[agent] == "human":
-                print(
-                    f"-- {agent} ({specs[agent]}) deciding '{decision}': {env.action_name(action)}", file=out
-                )
-            else:
-                print(f"-- {agent} ({specs[agent]}) made a '{decision}' decision", file=out)
+        name = env.action_name(action)
+        seat = env.unwrapped.game.current_player
         env.step(action)
+        told = narrator.step(env.unwrapped.game, seat, decision, name)
+        if not quiet:
+            if watching:
+                print(f"-- {agent} ({specs[agent]}) deciding '{decision}': {name}", file=out)
+                for line in told[None]:
+                    print(f"   {line}", file=out)
+            else:
+                _tell(humans, out, told)
         decisions += 1
         if watching and not quiet and not env.game.over:
             print(env.render(), file=out)
@@ -121,6 +138,14 @@ def play(env, agents: dict[str, Agent], specs: dict[str, str], out: TextIO, quie
         file=out,
     )
     return totals
+
+
+def _tell(humans: list[int], out: TextIO, told: dict) -> None:
+    """Print what each human seat was told (named by seat when several people share the screen)."""
+    for seat in humans:
+        prefix = "-- " if len(humans) == 1 else f"-- [player_{seat}] "
+        for line in told[seat]:
+            print(prefix + line, file=out)
 
 
 def main(argv: list[str] | None = None) -> int:

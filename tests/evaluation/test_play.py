@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import re
 import signal
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import numpy as np
 import pytest
 from fowlplay import envs
 from fowlplay.envs.core.agents import RandomAgent
+from fowlplay.evaluation.narration import Narrator
 from fowlplay.evaluation.play import HumanAgent, main, play, prompt_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,19 +118,23 @@ def test_a_human_seat_is_shown_only_its_own_view_until_the_game_is_over(name):
     agents = {a: RandomAgent(i) for i, a in enumerate(env.possible_agents)}
     agents[human] = HumanAgent(env, stream_in=typist, stream_out=out)
     specs = {a: "random" for a in env.possible_agents} | {human: "human"}
-    play(env, agents, specs, out)
+    narrator = Narrator(env.unwrapped.game)
+    play(env, agents, specs, out, narrator=narrator)
     assert typist.screens
     # The check has teeth: the umpire's table does show what the seat may not know (Crows hides
     # only the deck order, which no table shows).
     assert typist.umpire_changed == (name != "murder_she_crows_v1")
+    told = []
     for text, prompt in typist.screens:
-        # Between two answers the screen shows the seat's own move, the others' decision kinds, and
-        # then the seat's own view with its choices: nothing else.
+        # Between two answers the screen shows what the seat was told of every move since (its own
+        # included), then the seat's own view with its choices: nothing else.
         assert text.endswith(prompt + "\nyour action id> ")
         for line in text[: -len(prompt + "\nyour action id> ")].splitlines():
-            assert re.fullmatch(
-                rf"-- player_\d \(random\) made a '[^']*' decision|-- {human} \(human\) .*", line
-            )
+            assert line.startswith("-- "), line
+            told.append(line[3:])
+    seat = env.possible_agents.index(human)
+    assert told == narrator.history[seat][: len(told)]
+    assert any(line.startswith(f"you ({human}): ") for line in told)
     # The whole table once the game is over.
     assert f"{env.render()}\ngame " in out.getvalue()[typist.seen :]
 
