@@ -7,7 +7,16 @@ anchor, normally `random`) is fixed at 0. Each pair that met also gets `prior_dr
 drawn games (as BayesElo does), which keeps a perfect record at a large but finite gap.
 
 Intervals: resample whole deals with replacement (a deal is the independent unit: its games and
-tables share a seed), refit, and take the 2.5 and 97.5 percentiles.
+tables share a seed), refit, and take the 2.5 and 97.5 percentiles. Where a pair's record is
+one-sided (one of them never won, nor drew, a game against the other) the deals are resampled
+together with one virtual deal in which that pair drew all its games (as many as it plays in an
+average deal): add-one smoothing. Without it a perfect record resamples only to itself and its
+interval has no width (`921 [921, 921]`); with it some resamples hold a draw or two, and the lower
+end lands near the exact binomial (Clopper–Pearson) lower bound of the win rate: 200 wins in 100
+deals of 2 games give 1041 [701, 1041] against the exact 692, 100 single games 921 [678, 921]
+against 570 (tests/evaluation/test_ratings.py). The upper end stays the point rating, which the
+prior's virtual draw caps: no finite run of wins shows how much stronger an agent is. A pool with
+no one-sided record is resampled exactly as without the smoothing.
 
 OpenSkill (Plackett–Luce, Weng & Lin 2011) rates every game as a ranking of the agents at the
 table, by mean return per seat; it is an online update, applied in canonical game order.
@@ -95,7 +104,8 @@ def bootstrap_bradley_terry(
     prior_draws: float = 1.0,
     level: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Point ratings and percentile bootstrap bounds, resampling deals with replacement."""
+    """Point ratings and percentile bootstrap bounds, resampling deals (and one virtual drawn deal,
+    see the module's docstring) with replacement."""
     total = per_deal.sum(axis=0)
     point = bradley_terry(total, anchor, prior_draws)
     deals = per_deal.shape[0]
@@ -104,10 +114,17 @@ def bootstrap_bradley_terry(
         return point, nan, nan
     rng = rng or np.random.default_rng(0)
     met = (total + total.T) > 0
+    # Add-one smoothing where a pair's record is one-sided: one virtual deal holding an average
+    # deal's games of each such pair, all drawn (a pool without one is resampled as it was).
+    one_sided = met & ((total == 0) | (total.T == 0))
+    pool = per_deal
+    if one_sided.any():
+        virtual = np.where(one_sided, 0.5 * (total + total.T) / deals, 0.0)
+        pool = np.concatenate([per_deal, virtual[None]])
     fits = np.empty((samples, point.size))
     for b in range(samples):
-        counts = rng.multinomial(deals, np.full(deals, 1.0 / deals))
-        resampled = np.tensordot(counts, per_deal, axes=1)
+        counts = rng.multinomial(deals, np.full(len(pool), 1.0 / len(pool)))
+        resampled = np.tensordot(counts, pool, axes=1)
         # The prior stays on every pair that met in the data, even if a resample misses it.
         fits[b] = bradley_terry(resampled, anchor, prior_draws, met)
     tail = (1.0 - level) / 2 * 100
