@@ -251,9 +251,17 @@ class TwinEnv:
         keep = done | illegal
         game = tree_where(keep, state._game, game)
         stepped = self._state(game, state._step_count + (~done).astype(jnp.int32), chance & ~keep)
-        forfeit = self._forfeit(state, state.current_player)
-        after = tree_where(illegal, forfeit, stepped)
-        return tree_where(done, state.replace(rewards=jnp.zeros_like(state.rewards)), after)
+        # A forfeit and a done state differ from `stepped` (the State of the kept game) only in a few
+        # small fields, selected here one by one: selecting whole States makes XLA on CPU compute the
+        # game's step once per consumer (twice the work per step under vmap).
+        rewards = jnp.where(illegal, self._forfeit_rewards(state.current_player), stepped.rewards)
+        return stepped.replace(
+            rewards=jnp.where(done, jnp.zeros_like(rewards), rewards),
+            terminated=jnp.where(done, state.terminated, stepped.terminated | illegal),
+            truncated=jnp.where(done, state.truncated, stepped.truncated & ~illegal),
+            legal_action_mask=jnp.where(done, state.legal_action_mask, stepped.legal_action_mask | illegal),
+            _chance=jnp.where(done, state._chance, stepped._chance),
+        )
 
     def observe(self, state: State, player_id: jax.Array) -> jax.Array:
         """`player_id`'s observation of the state (what that seat may know)."""
@@ -287,18 +295,11 @@ class TwinEnv:
             _game=game,
         )
 
-    def _forfeit(self, state: State, actor: jax.Array) -> State:
+    def _forfeit_rewards(self, actor: jax.Array) -> jax.Array:
+        """An illegal action's rewards: the actor -1, the others share +1."""
         n = self.num_players
         seats = jnp.arange(n)
-        rewards = jnp.where(seats == actor, jnp.float32(-1.0), jnp.float32(1.0 / (n - 1)))
-        return state.replace(
-            rewards=rewards.astype(jnp.float32),
-            terminated=jnp.ones((), bool),
-            truncated=jnp.zeros((), bool),
-            legal_action_mask=jnp.ones_like(state.legal_action_mask),
-            _step_count=state._step_count + 1,
-            _chance=jnp.zeros((), bool),
-        )
+        return jnp.where(seats == actor, jnp.float32(-1.0), jnp.float32(1.0 / (n - 1))).astype(jnp.float32)
 
 
 def auto_reset(env: TwinEnv):
@@ -313,12 +314,15 @@ def auto_reset(env: TwinEnv):
             truncated=jnp.zeros_like(state.truncated),
             rewards=jnp.zeros_like(state.rewards),
         )
-        state = env.step(state, action, step_key)
-        over = state.terminated | state.truncated
-        fresh = env.init(deal_key).replace(
-            rewards=state.rewards, terminated=state.terminated, truncated=state.truncated
+        stepped = env.step(state, action, step_key)
+        over = stepped.terminated | stepped.truncated
+        # The game that carries on (a new deal where one ended), and one State of it: selecting whole
+        # States makes XLA on CPU compute the step once per consumer (twice the work under vmap).
+        game = tree_where(over, env.rules.init(deal_key), stepped._game)
+        after = env._state(game, jnp.where(over, 0, stepped._step_count), stepped._chance & ~over)
+        return after.replace(
+            rewards=stepped.rewards, terminated=stepped.terminated, truncated=stepped.truncated
         )
-        return tree_where(over, fresh, state)
 
     return step
 
