@@ -8,9 +8,11 @@ How the state is held, so that a step stays a few thousand vector operations und
 - Hands, seen cards and discard-pile contents are counts per card id; the deck and every discard
   pile are stacks of card ids (top at the length - 1), so a draw or a discard is one index.
 - Grids are card ids per cell (-1 empty). Beside them, every bird card keeps where it lies
-  (`where`) and which cards lie on its four sides (`sides`), updated cell by cell as cards land.
-- Route scores: `points[b]` is the best route score among routes whose last (highest) bird is
-  bird b. Birds are unique cards, so a grid holds at most one bird per (type, value), and a route
+  (`where`) and which birds lie on its four sides (`sides`), updated cell by cell as cards land.
+  These per-bird arrays are in value-major order: bird (type t, value v) is rank (v - 1) * types + t,
+  so the birds of one value are one slice and a lower-valued bird has a lower rank.
+- Route scores: `points[r]` is the best route score among routes whose last (highest) bird is
+  the bird of rank r. Birds are unique cards, so a grid holds at most one bird per (type, value), and a route
   visits values in rising order: a dynamic programme over values 1..max_value sees only the
   `num_types` birds of one value at a time, each pulling its (at most four) lower neighbours'
   tables in one gather. A bird's table holds, per start type s, the longest route start-to-here
@@ -45,23 +47,45 @@ _OPPOSITE = (1, 0, 3, 2)
 _WILE_STAGES = (_D.PLACE_BLOCKING, _D.DISCARD_TARGET, _D.SWAP_CELL, _D.MURDER_CELL)
 #: A dynamic programme entry for "no such route".
 _NONE = -1
+#: Under vmap, the games that need their routes rescored are gathered into chunks of a quarter of
+#: the batch (a step rescores about one game in five), and only those chunks run the programme.
+_RESCORE_CHUNKS = 4
+
+
+def _fmix32(h: jax.Array) -> jax.Array:
+    """MurmurHash3's 32-bit finaliser: a bijection whose every output bit depends on every input bit."""
+    h = h ^ (h >> 16)
+    h = h * jnp.uint32(0x85EBCA6B)
+    h = h ^ (h >> 13)
+    h = h * jnp.uint32(0xC2B2AE35)
+    return h ^ (h >> 16)
+
+
+def _below(h: jax.Array, m: jax.Array) -> jax.Array:
+    """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16: uniform in [0, m) for a uniform h."""
+    m = m.astype(jnp.uint32)
+    high, low = h >> 16, h & jnp.uint32(0xFFFF)
+    return ((high * m + ((low * m) >> 16)) >> 16).astype(jnp.int32)
 
 
 @pytree_dataclass
 class GameState:
     """One game of Murder Most Fowl; cards are the reference's ids, cells row * grid_size + col."""
 
-    deck: jax.Array  # int8 [deck_size] card ids, top at deck_len - 1
+    deck: jax.Array  # int8 [deck_size] the cards left in the deck at 0..deck_len - 1
     deck_len: jax.Array  # int32
+    ordered: jax.Array  # bool: `deck` is in order (top at deck_len - 1); else `seed` picks each draw
+    seed: jax.Array  # uint32: the order of a deck the twin dealt (see `_deck_pick`)
     piles: jax.Array  # int8 [n, deck_size] each discard pile, bottom first, top at pile_len - 1
     pile_len: jax.Array  # int32 [n]
     pile_counts: jax.Array  # int32 [n, K] copies of each card id in each pile
+    slot_at: jax.Array  # int32 [n, deck_size] stack position of each `pile_order` slot's card (-1 none)
     hands: jax.Array  # int32 [n, K] copies of each card id in each hand
     known: jax.Array  # int32 [n, K] copies everyone saw go into each hand (and not leave it)
     grids: jax.Array  # int8 [n, cells] card id per cell, -1 empty
-    where: jax.Array  # int32 [birds] seat * cells + cell of each bird lying in a grid, -1 elsewhere
-    sides: jax.Array  # int8 [birds, 4] card ids beside each bird in a grid (up, down, left, right; -1 none)
-    points: jax.Array  # int32 [birds] best route points among routes ending on each bird in a grid
+    where: jax.Array  # int32 [birds] by rank: seat * cells + cell of each bird in a grid, -1 elsewhere
+    sides: jax.Array  # int8 [birds, 4] by rank: the ranks of the birds beside it (up, down, left, right; -1)
+    points: jax.Array  # int32 [birds] by rank: best route points among routes ending on each bird
     wiles: jax.Array  # int32 [4] wiles of each kind lying in some grid (`Wile` order)
     alive: jax.Array  # bool [n]
     murdered: jax.Array  # bool [n]
@@ -80,6 +104,48 @@ def _table(values: Any) -> Any:
     table = jnp.asarray(np.asarray(values, dtype=np.float32))
     last = table.shape[0] - 1
     return lambda k: jnp.take(table, jnp.clip(k, 0, last), mode="clip")
+
+
+def _rescore_only_where_needed(route_points):
+    """`rescore(need, where, sides, points)`: `route_points(where, sides)` where `need`, else `points`.
+
+    Under `vmap` a plain `where` would run the programme for every game of the batch, needed or
+    not; this batching rule sorts the games that need it to the front and runs it chunk by chunk
+    (a `while_loop` of as many chunks as there are such games, usually one) on those games only.
+    """
+
+    @jax.custom_batching.custom_vmap
+    def rescore(need, where, sides, points):
+        return jnp.where(need, route_points(where, sides), points)
+
+    @rescore.def_vmap
+    def rescore_batch(axis_size, in_batched, need, where, sides, points):
+        need, where, sides, points = (
+            x if batched else jnp.broadcast_to(x, (axis_size, *x.shape))
+            for x, batched in zip((need, where, sides, points), in_batched)
+        )
+        chunk = -(-axis_size // _RESCORE_CHUNKS)
+        order = jnp.argsort(~need, stable=True)  # the games that need it first
+        padding = jnp.full(chunk * _RESCORE_CHUNKS - axis_size, axis_size, order.dtype)
+        order = jnp.concatenate([order, padding])
+        count = need.sum()
+
+        def more(carry):
+            return carry[0] * chunk < count
+
+        def one_chunk(carry):
+            i, points = carry
+            games = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
+            fresh = jax.vmap(route_points)(
+                jnp.take(where, games, axis=0, mode="clip"), jnp.take(sides, games, axis=0, mode="clip")
+            )
+            kept = jnp.where(i * chunk + jnp.arange(chunk) < count, games, axis_size)  # the rest: dropped
+            return i + 1, points.at[kept].set(fresh, mode="drop")
+
+        _, points = jax.lax.while_loop(more, one_chunk, (jnp.zeros((), jnp.int32), points))
+        return points, True
+
+    return rescore
 
 
 class Twin(TwinRules):
@@ -113,6 +179,7 @@ class Twin(TwinRules):
         self._route_tables(o)
         self._observation_tables(o)
         self._route_points_jit = jax.jit(self.route_points)  # for converting reference games
+        self._rescore = _rescore_only_where_needed(self.route_points)
 
     # ----- tables ------------------------------------------------------------------------------
     def _route_tables(self, o: Any) -> None:
@@ -140,33 +207,37 @@ class Twin(TwinRules):
                         elif m_ >= 1:
                             base[kind, t_ + (start * t_ + major) * (m_ + 1) + 1] = 0  # m = 1, none of t
         self._grows, self._shifts, self._base = jnp.asarray(grows), jnp.asarray(shifts), jnp.asarray(base)
-        # Which start type each entry has, to read a bird's own type's routes (start = end type).
-        start_of = np.zeros(w, np.int32)
-        start_of[:t_] = np.arange(t_)
-        start_of[t_:] = np.repeat(np.arange(t_), t_ * (m_ + 1))
-        self._own_start = jnp.asarray(start_of[None, :] == np.arange(t_)[:, None])  # [type, width]
-        m_of = np.zeros(w, np.int32)
-        m_of[t_:] = np.tile(np.arange(m_ + 1), t_ * t_)
-        self._m_of = jnp.asarray(m_of)
-        self._is_plain = jnp.asarray(np.arange(w) < t_)
 
     def _observation_tables(self, o: Any) -> None:
         """Every observation number as the reference computes it, rounded as it rounds."""
         table = cell_features(o)  # the reference's own feature rows; the last (EMPTY) all zero
-        self._cell_table = jnp.asarray(table)
+        self._cell_table = table
+        # Each card's value feature, read from the table (index card + 1; EMPTY and wiles read 0).
+        values = np.zeros(self.birds + 2, np.float32)
+        values[1 : self.birds + 1] = table[: self.birds, self.types]
+        self._value_feature = jnp.asarray(values)
         self._score_value = _table([k * (1.0 / o.max_score) for k in range(o.max_score + 1)])
         self._deck_value = _table([k * (1.0 / o.deck_size) for k in range(o.deck_size + 1)])
         murder_scale = 1.0 / max(1, o.murder_wiles)
         self._murder_value = _table([k * murder_scale for k in range(o.murder_wiles + 1)])
         self._inverse_depth = _table([0.0] + [1.0 / depth for depth in range(1, o.deck_size + 1)])
-        first = pile_slots(o)  # first pile_order slot of each card id
-        self._first_slot = jnp.asarray(np.asarray(first, np.int32))
+        # `pile_order` slots: a bird has one, a wile kind one per copy, filled from the pile's top down.
+        first = pile_slots(o)
+        self._first_slot = np.asarray(first, np.int32)
+        owner = np.zeros(o.deck_size, np.int32)  # the card id each slot belongs to
+        for card, start in enumerate(first):
+            stop = first[card + 1] if card + 1 < len(first) else o.deck_size
+            owner[start:stop] = card
+        self._slot_card = jnp.asarray(owner)
+        self._slot_first = jnp.asarray(np.r_[True, owner[1:] != owner[:-1]])
+        self._slot_last = jnp.asarray(np.r_[owner[1:] != owner[:-1], True])
         self._wile_ids = jnp.arange(self.birds, self.kinds, dtype=jnp.int32)
 
     # ----- small helpers --------------------------------------------------------------------------
     def _relative(self, x: jax.Array, player: jax.Array) -> jax.Array:
         """`x` with its leading (seat) axis in `player`'s relative order (0 = player, 1 = their left)."""
-        return jnp.take(x, (player + self._seats) % self.n, axis=0, mode="clip")
+        # A slice of the seats twice over: it fuses into its consumers, where a gather would not.
+        return jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x]), player % self.n, self.n)
 
     def _frontier(self, grids: jax.Array) -> jax.Array:
         """bool [n, cells]: the empty cells a card may go on (the centre of an empty grid)."""
@@ -187,7 +258,7 @@ class Twin(TwinRules):
         not recorded against it."""
         owner = jnp.where(g.where >= 0, g.where // self.cells, -1)
         mine = owner[None, :] == self._seats[:, None]  # [n, birds]
-        kind = jnp.arange(self.birds) // self.values
+        kind = jnp.arange(self.birds) % self.types  # ranks are value-major
         barred = jnp.take(g.recorded, kind, axis=1, mode="clip")  # [n, birds]
         score = jnp.where(mine, g.points[None, :], 0).max(axis=1)
         clear = jnp.where(mine & ~barred, g.points[None, :], 0).max(axis=1)
@@ -197,60 +268,95 @@ class Twin(TwinRules):
         return (g.wiles[: len(_WILE_STAGES) - 1] > 0).all()
 
     # ----- routes -------------------------------------------------------------------------------
+    def _rank(self, card: jax.Array) -> jax.Array:
+        """The rank of a bird card (value-major), -1 for a wile or EMPTY."""
+        bird = (card >= 0) & (card < self.birds)
+        return jnp.where(bird, (card % self.values) * self.types + card // self.values, -1)
+
     def route_points(self, where: jax.Array, sides: jax.Array) -> jax.Array:
-        """int32 [birds]: the best route points among routes ending on each bird (0 if none)."""
+        """int32 [birds] by rank: the best route points among routes ending on each bird (0 if none)."""
         t_, v_, w = self.types, self.values, self.width
         placed = where >= 0
         nb = sides.astype(jnp.int32)
-        value = jnp.arange(self.birds) % v_
-        lower = (nb >= 0) & (nb < self.birds) & (nb % v_ < value[:, None])
-        # Table rows are value-major: row value * types + type; the last row is "no route".
-        rows = jnp.where(lower, (nb % v_) * t_ + nb // v_, v_ * t_)
-        placed_at = placed.reshape(t_, v_).T  # [value, type]
-        rows_at = rows.reshape(t_, v_, 4).transpose(1, 0, 2)  # [value, type, side]
+        # Table rows are ranks; the extra last row is "no route". A lower value is a lower rank.
+        below = jnp.arange(self.birds)[:, None] // t_ * t_  # the first rank of each bird's value
+        rows = jnp.where((nb >= 0) & (nb < below), nb, v_ * t_)
         table = jnp.full((v_ * t_ + 1, w), _NONE, jnp.int8)
-        first = jnp.where(placed_at[0][:, None], self._base, _NONE).astype(jnp.int8)
+        first = jnp.where(placed[:t_, None], self._base, _NONE).astype(jnp.int8)
         table = jax.lax.dynamic_update_slice(table, first, (0, 0))
         none = jnp.int8(_NONE)
-        for v in range(1, v_):
-            got = jnp.take(table, rows_at[v].reshape(-1), axis=0, mode="clip").reshape(t_, 4, w)
+
+        def level(v, table):
+            """The tables of the birds of value v + 1, from their lower neighbours' (one gather)."""
+            at = jax.lax.dynamic_slice_in_dim(rows, v * t_, t_).reshape(-1)
+            got = jnp.take(table, at, axis=0, mode="clip").reshape(t_, 4, w)
             best = jnp.maximum(jnp.maximum(got[:, 0], got[:, 1]), jnp.maximum(got[:, 2], got[:, 3]))
             grown = jnp.where(best >= 0, best + 1, none)
             shifted = jax.lax.pad(best[:, :-1], none, [(0, 0, 0), (1, 0, 0)])
             extended = jnp.where(self._grows, grown, jnp.where(self._shifts, shifted, none))
-            new = jnp.where(placed_at[v][:, None], jnp.maximum(extended, self._base), none)
-            table = jax.lax.dynamic_update_slice(table, new.astype(jnp.int8), (v * t_, 0))
-        table = table[: v_ * t_].reshape(v_, t_, w).astype(jnp.int32)
-        own = self._own_start[None]  # the bird's own type is the start type
-        m = self._m_of
-        plain = jnp.where(self._is_plain & own & (table >= self.min_route), table, 0)
-        length = table + m
-        doubled = ~self._is_plain & own & (table >= m + 1) & (length >= self.min_route)
-        best = jnp.maximum(plain, jnp.where(doubled, 2 * length, 0)).max(axis=2)  # [value, type]
-        return best.T.reshape(-1)
+            here = jax.lax.dynamic_slice_in_dim(placed, v * t_, t_)
+            new = jnp.where(here[:, None], jnp.maximum(extended, self._base), none)
+            return jax.lax.dynamic_update_slice(table, new.astype(jnp.int8), (v * t_, 0))
+
+        table = jax.lax.fori_loop(1, v_, level, table)[: v_ * t_].reshape(v_, t_, w)
+        # A route starts and ends with the same type: read each bird's own-type entries only.
+        m_ = self.most_others
+        span = t_ * (m_ + 1)
+        plain = jnp.stack([table[:, t, t] for t in range(t_)], axis=1).astype(jnp.int32)  # [value, type]
+        double = jnp.stack([table[:, t, t_ + t * span : t_ + (t + 1) * span] for t in range(t_)], axis=1)
+        count = double.astype(jnp.int32)  # [value, type, majority type x m]: birds of the majority type
+        others = jnp.asarray(np.tile(np.arange(m_ + 1), t_))
+        length = count + others
+        doubled = (count > others) & (length >= self.min_route)
+        best = jnp.where(doubled, 2 * length, 0).max(axis=2)
+        best = jnp.maximum(best, jnp.where(plain >= self.min_route, plain, 0))
+        return best.reshape(-1)
+
+    def _rescored(self, need: jax.Array, where: jax.Array, sides: jax.Array, points: jax.Array):
+        """`points` with the route programme rerun where `need` (see `_rescore_batch` under vmap)."""
+        return self._rescore(need, where, sides, points)
 
     # ----- the deal --------------------------------------------------------------------------------
-    def init(self, key: jax.Array) -> GameState:
-        """A freshly dealt game: a uniform shuffle, a pile card and two hand cards per seat."""
-        n, d = self.n, self.deck_size
-        deck = jax.random.permutation(key, jnp.asarray(self._full_deck))
-        # The reference pops from the end: pile of seat p is card d-1-p, then hands two by two.
-        piles = jnp.full((n, d), EMPTY, jnp.int8).at[:, 0].set(deck[d - 1 - self._seats])
-        pile_counts = jax.nn.one_hot(deck[d - 1 - self._seats], self.kinds, dtype=jnp.int32)
-        first, second = deck[d - 1 - n - 2 * self._seats], deck[d - 2 - n - 2 * self._seats]
-        hands = jax.nn.one_hot(first, self.kinds, dtype=jnp.int32) + jax.nn.one_hot(
-            second, self.kinds, dtype=jnp.int32
-        )
-        return self._fresh(deck, d - 3 * n, piles, pile_counts, hands)
+    def _deck_pick(self, ordered: jax.Array, seed: jax.Array, length: jax.Array) -> jax.Array:
+        """Where in `deck` the next draw is: the top of an ordered deck, else position
+        floor(h * length / 2**32) with h = fmix32(seed ^ length * 0x9E3779B9) (MurmurHash3's
+        finaliser): one card uniformly among those left at each draw, which is exactly a uniform
+        shuffle's order, all of it fixed by the seed drawn at the deal."""
+        h = _fmix32(seed ^ (length.astype(jnp.uint32) * jnp.uint32(0x9E3779B9)))
+        return jnp.where(ordered, length - 1, _below(h, length))
 
-    def _fresh(self, deck, deck_len, piles, pile_counts, hands) -> GameState:
-        n, i32 = self.n, jnp.int32
+    def _draw(self, deck: jax.Array, length: jax.Array, at: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """(card at `at`, the deck without it): the last card left fills its place."""
+        card = jnp.take(deck, at, mode="clip")
+        last = jnp.take(deck, length - 1, mode="clip")
+        return card.astype(jnp.int32), jnp.where(jnp.arange(self.deck_size) == at, last, deck)
+
+    def init(self, key: jax.Array) -> GameState:
+        """A freshly dealt game: a pile card and two hand cards per seat from a uniformly shuffled deck."""
+        n, d, i32 = self.n, self.deck_size, jnp.int32
+        seed = jax.random.bits(key, (), jnp.uint32)
+        deck, length = jnp.asarray(self._full_deck), jnp.asarray(d, i32)
+        dealt = []
+        for _ in range(3 * n):  # the reference pops a pile card per seat, then two hand cards each
+            card, deck = self._draw(deck, length, self._deck_pick(jnp.zeros((), bool), seed, length))
+            dealt.append(card)
+            length = length - 1
+        tops = jnp.stack(dealt[:n])
+        first, second = jnp.stack(dealt[n::2]), jnp.stack(dealt[n + 1 :: 2])
+        piles = jnp.full((n, d), EMPTY, jnp.int8).at[:, 0].set(tops.astype(jnp.int8))
+        pile_counts = jax.nn.one_hot(tops, self.kinds, dtype=i32)
+        first_slot = jnp.take(jnp.asarray(self._first_slot), tops, mode="clip")
+        slot_at = jnp.where(jnp.arange(d)[None, :] == first_slot[:, None], 0, -1).astype(i32)
+        hands = jax.nn.one_hot(first, self.kinds, dtype=i32) + jax.nn.one_hot(second, self.kinds, dtype=i32)
         return GameState(
             deck=deck.astype(jnp.int8),
-            deck_len=jnp.asarray(deck_len, i32),
+            deck_len=length,
+            ordered=jnp.zeros((), bool),
+            seed=seed,
             piles=piles,
             pile_len=jnp.ones(n, i32),
             pile_counts=pile_counts,
+            slot_at=slot_at,
             hands=hands,
             known=jnp.zeros((n, self.kinds), i32),
             grids=jnp.full((n, self.cells), EMPTY, jnp.int8),
@@ -326,14 +432,15 @@ class Twin(TwinRules):
         flat = jax.lax.dynamic_update_slice(flat, card.astype(jnp.int8)[None], (at,))
         beside = jnp.take(self._cell_sides, cell, axis=0, mode="clip")  # [4] cells
         around = jnp.where(beside >= 0, jnp.take(flat, seat * cells + beside, mode="clip"), EMPTY)
-        around = around.astype(jnp.int32)
-        ids = jnp.arange(birds)
-        # A bird beside the cell sees the new card on its side facing the cell.
-        facing = ids[:, None] == around[jnp.asarray(_OPPOSITE)][None, :]
-        sides = jnp.where(facing, card.astype(jnp.int8), g.sides)
-        landed = ids == card
+        around = self._rank(around.astype(jnp.int32))
+        new, gone = self._rank(card), self._rank(old)
+        ranks = jnp.arange(birds)
+        # A bird beside the cell sees the new bird (or no bird) on its side facing the cell.
+        facing = ranks[:, None] == around[jnp.asarray(_OPPOSITE)][None, :]
+        sides = jnp.where(facing, new.astype(jnp.int8), g.sides)
+        landed = ranks == new
         sides = jnp.where(landed[:, None], around.astype(jnp.int8)[None, :], sides)
-        where = jnp.where(landed, at, jnp.where((ids == old) & (old != card), -1, g.where))
+        where = jnp.where(landed, at, jnp.where((ranks == gone) & (old != card), -1, g.where))
         return g.replace(grids=flat.reshape(self.n, cells), sides=sides, where=where)
 
     def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
@@ -355,7 +462,8 @@ class Twin(TwinRules):
 
         # Draws: the deck's top or a pile's top into my hand.
         drawn_seat = (me + a - b["draw_pile"]) % n
-        deck_top = jnp.take(g.deck, g.deck_len - 1, mode="clip").astype(i32)
+        deck_top, deck = self._draw(g.deck, g.deck_len, self._deck_pick(g.ordered, g.seed, g.deck_len))
+        deck = jnp.where(is_deck, deck, g.deck)
         drawn_len = jnp.take(g.pile_len, drawn_seat, mode="clip")
         pile_top = jnp.take(g.piles.reshape(-1), drawn_seat * self.deck_size + drawn_len - 1, mode="clip")
         drawn = jnp.where(is_deck, deck_top, pile_top.astype(i32))
@@ -392,6 +500,7 @@ class Twin(TwinRules):
         old_slot = jnp.take(flat_piles, top_at, mode="clip")
         put = jnp.where(push, pile_card.astype(jnp.int8), old_slot)
         piles = jax.lax.dynamic_update_slice(flat_piles, put[None], (top_at,)).reshape(g.piles.shape)
+        slot_at = self._slots_after(g, pile_seat, pile_card, push, is_pile)
         deck_len = g.deck_len - is_deck
 
         # Grids: the played card onto my cell or a victim's; a swapped bird onto my waiting cell.
@@ -409,7 +518,7 @@ class Twin(TwinRules):
         onto_empty = (is_own & (pending >= birds)) | (is_target & (stage != _D.SWAP_TARGET))
         wiles = g.wiles + ((jnp.arange(len(Wile)) == wile_kind) & onto_empty)
         moved = (is_own & (pending < birds)) | hits
-        points = jnp.where(moved, self.route_points(g2.where, g2.sides), g.points)
+        points = self._rescored(moved, g2.where, g2.sides, g.points)
 
         # The murder: checked on the scores before it (nothing in a grid changes at this step).
         score, _ = self._scores(g)
@@ -426,10 +535,12 @@ class Twin(TwinRules):
 
         # What comes next.
         after = g.replace(
+            deck=deck,
             deck_len=deck_len,
             piles=piles,
             pile_len=pile_len,
             pile_counts=pile_counts,
+            slot_at=slot_at,
             hands=hands,
             known=known,
             grids=g2.grids,
@@ -504,8 +615,7 @@ class Twin(TwinRules):
         rel = lambda x: self._relative(x, player)  # noqa: E731 - a short local alias
         score, clear = self._scores(g)
         escalated = self._escalated(g)
-        grids = rel(g.grids).astype(jnp.int32).reshape(-1)
-        cell_rows = jnp.where(grids < 0, self.kinds, grids)
+        grids = rel(g.grids).astype(jnp.int32)
         tops = jnp.take_along_axis(g.piles, jnp.clip(g.pile_len - 1, 0)[:, None], axis=1)[:, 0]
         tops = jnp.where(g.pile_len > 0, tops.astype(jnp.int32), -1)
         rel_scores = rel(score)
@@ -524,7 +634,7 @@ class Twin(TwinRules):
             "my_hand": jnp.take(g.hands, player, axis=0, mode="clip"),
             "pending_card": jnp.arange(self.kinds) == g.pending_card,
             "pending_cell": (jnp.arange(self.cells) == g.pending_cell) & (g.pending_card != EMPTY),
-            "grids": jnp.take(self._cell_table, cell_rows, axis=0, mode="clip"),
+            "grids": self._cell_features(grids),
             "pile_tops": rel(jnp.arange(self.kinds)[None, :] == tops[:, None]),
             "pile_contents": rel(g.pile_counts),
             "pile_order": rel(self._pile_order(g)),
@@ -552,22 +662,32 @@ class Twin(TwinRules):
             parts.append(part)
         return jnp.concatenate(parts)
 
+    def _cell_features(self, cards: jax.Array) -> jax.Array:
+        """float32 [..., features] of grid cells, as the reference's `cell_features` table has them:
+        bird type one-hot, value / max_value (the table's own float32), wile kind one-hot."""
+        c = cards[..., None]
+        kinds = c // self.values == jnp.arange(self.types)  # wiles and EMPTY match no type
+        value = jnp.take(self._value_feature, jnp.clip(cards, -1, self.birds) + 1, mode="clip")[..., None]
+        wile = c - self.birds == jnp.arange(len(Wile))
+        return jnp.concatenate([kinds.astype(jnp.float32), value, wile.astype(jnp.float32)], axis=-1)
+
+    def _slots_after(self, g: GameState, seat, card, push, pop) -> jax.Array:
+        """`slot_at` after pushing `card` onto pile `seat` (or popping it off its top): a wile's
+        copies shift one slot down (push) or up (pop), the top copy always in its first slot."""
+        old = g.slot_at
+        row = self._slot_card[None, :] == card
+        length = jnp.take(g.pile_len, seat, mode="clip")
+        down = jax.lax.pad(old[:, :-1], -1, [(0, 0, 0), (1, 0, 0)])  # slot s takes slot s - 1
+        up = jax.lax.pad(old[:, 1:], -1, [(0, 0, 0), (0, 1, 0)])  # slot s takes slot s + 1
+        pushed = jnp.where(self._slot_first[None, :], length, down)
+        popped = jnp.where(self._slot_last[None, :], -1, up)
+        new = jnp.where(push, pushed, jnp.where(pop, popped, old))
+        return jnp.where((self._seats[:, None] == seat) & row, new, old)
+
     def _pile_order(self, g: GameState) -> jax.Array:
         """float32 [n, deck_size]: 1 / depth of each card in each pile, in the card's slot."""
-        d = self.deck_size
-        cards = g.piles.astype(jnp.int32)  # [n, d]
-        index = jnp.arange(d)
-        live = index[None, :] < g.pile_len[:, None]
-        depth = g.pile_len[:, None] - index[None, :]
-        # A wile's copies fill its slots from the top down: count the same card above each one.
-        same = (cards[:, :, None] == cards[:, None, :]) & live[:, None, :]  # [n, d (this), d (other)]
-        above = (same & (index[None, None, :] > index[None, :, None])).sum(axis=2)
-        slot = jnp.take(self._first_slot, jnp.clip(cards, 0), mode="clip") + jnp.where(
-            cards >= self.birds, above, 0
-        )
-        value = jnp.where(live, self._inverse_depth(depth), 0.0)
-        hit = (slot[:, :, None] == index[None, None, :]) & live[:, :, None]
-        return jnp.where(hit, value[:, :, None], 0.0).sum(axis=1)
+        depth = jnp.where(g.slot_at >= 0, g.pile_len[:, None] - g.slot_at, 0)
+        return self._inverse_depth(depth)
 
     # ----- the end -------------------------------------------------------------------------------
     def current_player(self, g: GameState) -> jax.Array:
@@ -621,18 +741,29 @@ class Twin(TwinRules):
         deck = np.full(d, EMPTY, np.int8)
         deck[: len(game.deck)] = game.deck  # bottom first: the top, `game.deck[-1]`, is drawn next
         piles = np.full((n, d), EMPTY, np.int8)
+        slot_at = np.full((n, d), -1, i32)
         for p, pile in enumerate(game.piles):
             piles[p, : len(pile)] = pile
+            used = np.zeros(k, i32)  # copies of each card met so far from the top
+            for at in range(len(pile) - 1, -1, -1):
+                card = pile[at]
+                slot_at[p, self._first_slot[card] + used[card]] = at
+                used[card] += 1
         grids = np.asarray(game.grids, np.int64)
         where = np.full(birds, -1, i32)
         sides = np.full((birds, 4), EMPTY, np.int8)
         cell_sides = np.asarray(self._cell_sides)
+        t_, v_ = self.types, self.values
+
+        def rank(card):
+            return (card % v_) * t_ + card // v_ if 0 <= card < birds else EMPTY
+
         for p in range(n):
             for cell in np.flatnonzero((grids[p] >= 0) & (grids[p] < birds)):
-                card = grids[p, cell]
-                where[card] = p * self.cells + cell
+                at = rank(grids[p, cell])
+                where[at] = p * self.cells + cell
                 for side, other in enumerate(cell_sides[cell]):
-                    sides[card, side] = grids[p, other] if other >= 0 else EMPTY
+                    sides[at, side] = rank(grids[p, other]) if other >= 0 else EMPTY
         wiles = [int((grids == birds + kind).sum()) for kind in range(len(Wile))]
         recorded = np.zeros((n, self.types), bool)
         for p, types in enumerate(game.recorded):
@@ -641,9 +772,12 @@ class Twin(TwinRules):
         return GameState(
             deck=as_array(deck, np.int8),
             deck_len=as_array(len(game.deck), i32),
+            ordered=as_array(True, bool),
+            seed=as_array(0, np.uint32),
             piles=as_array(piles, np.int8),
             pile_len=as_array([len(pile) for pile in game.piles], i32),
             pile_counts=as_array([counts(pile) for pile in game.piles], i32),
+            slot_at=as_array(slot_at, i32),
             hands=as_array([counts(hand) for hand in game.hands], i32),
             known=as_array([counts(seen) for seen in game.known], i32),
             grids=as_array(grids, np.int8),
