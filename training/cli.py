@@ -165,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
 
     passive_threads()  # before anything imports torch
     args = parse_args(argv)
+    # `_run` handles a stop during training (it saves a checkpoint); one before training began (the
+    # seconds of importing torch and SB3 included), or after it ended, saved nothing new.
+    return run_stoppable(
+        PROG, lambda: _start(args), lambda stop: f"{stopped(stop)} before any checkpoint was saved"
+    )
+
+
+def _start(args: argparse.Namespace) -> int:
     try:
         import sb3_contrib  # noqa: F401
         import stable_baselines3  # noqa: F401
@@ -177,11 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(help_table())
         return 0
-    # `_run` handles a stop during training (it saves a checkpoint); one before training began (or
-    # after it ended) saved nothing new.
-    return run_stoppable(
-        PROG, lambda: _run(args), lambda stop: f"{stopped(stop)} before any checkpoint was saved"
-    )
+    return _run(args)
 
 
 def _error(message: str, status: int) -> int:
@@ -212,8 +216,8 @@ def os_error_text(exc: OSError, fallback: Path | str | None = None) -> str:
     """'<what went wrong>: <the path>' for an OSError (its own message when it names the file)."""
     from fowlplay.training.checkpoint import WriteError
 
-    if isinstance(exc, WriteError):
-        return str(exc)
+    if isinstance(exc, WriteError) or (exc.strerror is None and exc.filename is None and exc.args):
+        return str(exc)  # its own message names what happened
     return f"{exc.strerror or exc}: {exc.filename or fallback}"
 
 
@@ -221,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
     from fowlplay.training.checkpoint import CheckpointError, convert
     from fowlplay.training.config import ConfigError, load_config
     from fowlplay.training.lock import FolderBusyError
-    from fowlplay.training.train import RunInterrupted, resume, train
+    from fowlplay.training.train import RunInterrupted, WorkerDiedError, resume, train
 
     run_dir = None
     try:
@@ -250,6 +254,8 @@ def _run(args: argparse.Namespace) -> int:
         return _error(str(exc), 1)
     except ConfigError as exc:
         return _error(str(exc), 2)
+    except WorkerDiedError as exc:  # its checkpoint is saved: the run goes on from it
+        return _error(f"{exc}: continue with --resume {run_dir}", 1)
     except OSError as exc:  # a full disk, a read-only folder: say which file, and what is safe
         message = os_error_text(exc, run_dir)
         newest = _newest_checkpoint(run_dir)

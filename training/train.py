@@ -155,10 +155,76 @@ def _worker_env(torch_threads: int, pool_factory: PoolFactory | None = None, **k
     return Monitor(env)
 
 
+def _quiet_worker(remote, parent_remote, env_fn_wrapper) -> None:
+    """SB3's SubprocVecEnv worker loop, ending without a traceback when the trainer is gone (killed,
+    or stopped while this worker's reply was on its way): a broken pipe then is not the worker's
+    error, and the trainer says what happened."""
+    from stable_baselines3.common.vec_env import subproc_vec_env
+
+    worker = getattr(subproc_vec_env, "_fowlplay_sb3_worker", subproc_vec_env._worker)
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError, EOFError, KeyboardInterrupt):
+        worker(remote, parent_remote, env_fn_wrapper)
+
+
+def subproc_vec_env(factories: list, start_method: str):
+    """SB3's SubprocVecEnv whose workers run `_quiet_worker` (the worker function it starts is its
+    module's `_worker`, looked up when each process starts, so it is swapped for the start only)."""
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+    from stable_baselines3.common.vec_env import subproc_vec_env as module
+
+    original = module._worker
+    module._fowlplay_sb3_worker = original
+    module._worker = _quiet_worker
+    try:
+        return SubprocVecEnv(factories, start_method=start_method)
+    finally:
+        module._worker = original
+
+
+class WorkerDiedError(OSError):
+    """An environment worker process of the trainer died (killed, out of memory); the message names it."""
+
+
+def dead_workers(vec_env, wait: float = 2.0) -> list[str]:
+    """'pid 123 (killed by SIGKILL)' for every subprocess worker of `vec_env` that is gone, waiting
+    up to `wait` seconds for one to be reported gone (its pipe can close before its exit is known)."""
+    processes = getattr(getattr(vec_env, "unwrapped", vec_env), "processes", [])
+    deadline = time.monotonic() + wait
+    while processes and all(p.is_alive() for p in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    dead = []
+    for process in processes:
+        if process.is_alive():
+            continue
+        code = process.exitcode
+        how = (
+            f"killed by {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exit status {code}"
+        )
+        dead.append(f"pid {process.pid} ({how})")
+    return dead
+
+
+def close_vec_env(vec_env) -> None:
+    """Close the environments; subprocess workers that do not exit (a sibling died, so the close
+    was never sent to them) are killed rather than waited for."""
+    with contextlib.suppress(OSError, EOFError):  # a dead worker's pipe: the others are dealt with below
+        vec_env.close()
+    inner = getattr(vec_env, "unwrapped", vec_env)
+    for process in getattr(inner, "processes", []):
+        process.join(timeout=2)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    if hasattr(inner, "closed"):
+        inner.closed = True
+
+
 def make_vec_env(config: TrainConfig, pool_factory: PoolFactory | None = None):
     """The learner's vectorised SelfPlayEnvs, as the config asks; `pool_factory(aec_env)`, when
     given, replaces each environment's opponent pool (config.opponents is then unused)."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
     factory = functools.partial(
         _worker_env,
@@ -191,7 +257,7 @@ def make_vec_env(config: TrainConfig, pool_factory: PoolFactory | None = None):
     elif config.vec_env == "dummy":
         vec_env = DummyVecEnv(factories)
     else:
-        vec_env = SubprocVecEnv(factories, start_method=config.start_method)
+        vec_env = subproc_vec_env(factories, config.start_method)
     if config.trainer == "dqn":
         from fowlplay.training.dqn import MaskedObservations
 
@@ -664,6 +730,15 @@ def _run(
                 signum = signal_of(stop)
                 signals.received = signals.received or signum  # later signals are ignored
                 raise RunInterrupted(save("periodic", model.num_timesteps), signum) from None
+            except (BrokenPipeError, ConnectionResetError, EOFError):
+                dead = dead_workers(vec_env)
+                if not dead:
+                    raise
+                interrupted = True
+                saved = save("periodic", model.num_timesteps, learning=False)
+                raise WorkerDiedError(
+                    f"an environment worker died ({', '.join(dead)}); saved {saved}"
+                ) from None
             seconds = time.monotonic() - started
 
             # --- saving
@@ -674,7 +749,7 @@ def _run(
                 # close() would then wait forever for them again. The workers exit on 'close' all the same.
                 vec_env.waiting = False
             with signals.hold(stop_after=False):
-                vec_env.close()
+                close_vec_env(vec_env)
 
 
 def _meta_game(config: TrainConfig, aec, run_dir: Path, vec_env):
