@@ -171,6 +171,21 @@ class TwinRules(abc.ABC):
         """The reference observer's slice of the named observation piece."""
         return self.observer.offsets[name]
 
+    def assemble(self, values: dict[str, Any]) -> jax.Array:
+        """The float32 observation from its pieces by name, in the reference observer's order (one
+        concatenation); a piece left out is zeros, as the reference's zeroed buffer leaves it."""
+        unknown = sorted(set(values) - set(self.observer.offsets))
+        if unknown:
+            raise ValueError(f"no observation piece named {unknown}; pieces: {list(self.observer.offsets)}")
+        parts = []
+        for piece in self.observer.pieces:
+            part = values.get(piece.name)
+            part = jnp.zeros(piece.size, jnp.float32) if part is None else jnp.asarray(part, jnp.float32)
+            if part.size != piece.size:
+                raise ValueError(f"observation piece {piece.name!r} has {piece.size} values; got {part.size}")
+            parts.append(part.reshape(piece.size))
+        return jnp.concatenate(parts)
+
     @abc.abstractmethod
     def init(self, key: jax.Array) -> Any:
         """A freshly dealt GameState."""
