@@ -233,13 +233,25 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
             text = source.read_text(encoding="utf-8", errors="replace")
         except OSError as err:
             raise WebError(422, f"{source.name} cannot be read: {err.strerror}") from None
-        body = markdown_html(text, lambda file: "/results/file?" + urlencode({"run": name, "name": file}))
+
+        def link(file: str) -> str:
+            return "/results/file?" + urlencode({"run": name, "name": file})
+
+        body = markdown_html(text, link)
+        # A league's leaderboard.md names its plots without showing them: every plot of the folder
+        # that the report does not show already is shown below it.
+        others = [
+            (plot.name, link(plot.name))
+            for plot in sorted(run.glob("*.png"))
+            if PLOT_NAME.fullmatch(plot.name) and plot.is_file() and f"({plot.name})" not in text
+        ]
         return page(
             "results.html",
             title=f"results of {name}",
             run=name,
             source=source.name,
             body=body,
+            plots=others,
             games=(run / "games.jsonl").is_file(),
         )
 

@@ -99,5 +99,6 @@ TEMPLATES = {
 {% endblock %}""",
     "results.html": """{% extends "base.html" %}{% block main %}
 <p>{{ source }} of run {{ run }}{% if games %}: <a href="/replay?run={{ run|urlencode }}">replay its games</a>{% endif %}</p>
-<div class="report" id="report">{{ body|safe }}</div>{% endblock %}""",
+<div class="report" id="report">{{ body|safe }}
+{% for name, src in plots %}<h2>{{ name }}</h2><img src="{{ src }}" alt="{{ name }}">{% endfor %}</div>{% endblock %}""",
 }

@@ -203,6 +203,18 @@ def test_a_games_list_and_a_report_with_its_plots(client):
         assert client.get(plot.replace("&amp;", "&")).data.startswith(b"\x89PNG")
 
 
+def test_a_leagues_leaderboard_shows_the_plots_of_its_folder(client, runs):
+    folder = runs / "league"
+    folder.mkdir(exist_ok=True)
+    (folder / "leaderboard.md").write_text("# Leaderboard\n\n| agent | Elo |\n|---|---|\n| random | 0 |\n")
+    (folder / "ratings.png").write_bytes((runs / "eval" / "ratings.png").read_bytes())
+    page = client.get("/results?run=league").get_data(as_text=True)
+    assert "<table>" in page and "<td>random</td>" in page
+    plots = re.findall(r'<img src="([^"]+)"', page)
+    assert plots == ["/results/file?run=league&amp;name=ratings.png"]
+    assert client.get(plots[0].replace("&amp;", "&")).data.startswith(b"\x89PNG")
+
+
 def test_raw_html_in_a_report_is_shown_as_text(client, runs):
     folder = runs / "html"
     folder.mkdir(exist_ok=True)
