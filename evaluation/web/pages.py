@@ -11,16 +11,17 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 0; background: #f4f1ea; color: #1a1d21; }
 header { background: #10281c; color: #ecf0e8; padding: 10px 20px; }
 header a { color: #ecf0e8; margin-right: 16px; text-decoration: none; font-weight: 600; }
-main { padding: 16px 20px; max-width: 1280px; }
+main { padding: 16px 20px; max-width: 1440px; }
 .cols { display: flex; gap: 20px; align-items: flex-start; flex-wrap: wrap; }
 .table-picture { max-width: 100%; border-radius: 8px; box-shadow: 0 1px 4px #0004; }
-.side { flex: 1; min-width: 320px; }
+.side { flex: 1; min-width: 300px; }
 pre { background: #fff; padding: 8px; border-radius: 6px; overflow-x: auto; font-size: 13px; }
 .moves button { margin: 3px; padding: 6px 10px; font-size: 14px; cursor: pointer; }
 .error { background: #fde2e2; border: 1px solid #f87171; padding: 10px; border-radius: 6px; }
 .result { background: #dcfce7; border: 1px solid #22c55e; padding: 10px; border-radius: 6px; }
-ol.told { max-height: 320px; overflow-y: auto; background: #fff; padding: 8px 8px 8px 36px;
-          border-radius: 6px; font-size: 13px; }
+.told-box { max-height: 320px; overflow-y: auto; display: flex; flex-direction: column-reverse;
+            background: #fff; border-radius: 6px; }  /* scrolled to the newest line */
+ol.told { margin: 0; padding: 8px 8px 8px 36px; font-size: 13px; }
 table.rows { border-collapse: collapse; }
 table.rows td, table.rows th { border: 1px solid #ccc; padding: 3px 8px; font-size: 14px; }
 .report table { border-collapse: collapse; margin: 8px 0; }
@@ -72,7 +73,7 @@ TEMPLATES = {
 {% for action, name in t.legal %}<button type="submit" name="action" value="{{ action }}">{{ name }}</button>{% endfor %}
 </form>{% endif %}
 <h2>{% if t.over %}the whole table{% else %}what you see{% endif %}</h2><pre id="view">{{ t.view }}</pre>
-<h2>what you were told</h2><ol class="told" id="told">{% for line in t.told %}<li>{{ line }}</li>{% endfor %}</ol>
+<h2>what you were told</h2><div class="told-box"><ol class="told" id="told">{% for line in t.told %}<li>{{ line }}</li>{% endfor %}</ol></div>
 </div></div>{% endblock %}""",
     "games.html": """{% extends "base.html" %}{% block main %}
 <h1>Games of {{ run }}</h1>
@@ -95,7 +96,7 @@ TEMPLATES = {
 {% if move %}<p id="move">{{ move }}</p>{% endif %}
 <div class="cols"><div><img class="table-picture" id="picture" alt="the table" src="{{ picture }}"></div>
 <div class="side">{% if view %}<pre id="view">{{ view }}</pre>{% endif %}
-<h2>told to {{ viewer }}</h2><ol class="told" id="told">{% for line in told %}<li>{{ line }}</li>{% endfor %}</ol></div></div>
+<h2>told to {{ viewer }}</h2><div class="told-box"><ol class="told" id="told">{% for line in told %}<li>{{ line }}</li>{% endfor %}</ol></div></div></div>
 {% endblock %}""",
     "results.html": """{% extends "base.html" %}{% block main %}
 <p>{{ source }} of run {{ run }}{% if games %}: <a href="/replay?run={{ run|urlencode }}">replay its games</a>{% endif %}</p>
