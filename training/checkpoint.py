@@ -281,7 +281,9 @@ def _read_weights(path: Path, shapes: dict[str, tuple], json_name: str) -> dict[
     any array is read, and nothing is unpickled (object arrays are refused)."""
     count = parameter_count(shapes)
     try:
-        headers = inspect_npz(path, max_elements=count, max_file=count * 8 + 2**20)
+        # Headers only, up to the largest network allowed: the exact shapes are compared next, so
+        # that a mismatch is named; nothing is read before they match.
+        headers = inspect_npz(path, max_elements=MAX_PARAMETERS, max_file=MAX_PARAMETERS * 8 + 2**20)
         found = {h.name: h.shape for h in headers}
         if found != shapes:
             missing = sorted(set(shapes) - set(found))
