@@ -221,3 +221,143 @@ def test_ctrl_c_or_sigterm_keeps_the_games_played_and_says_how_to_resume(tmp_pat
         f"fowlplay-eval: {said}; {saved} of 10000 games are saved in {games}. "
         "Run the same command again to resume."
     )
+
+
+def test_an_out_that_cannot_be_made_is_one_line_without_disk_advice(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("mine")
+    out = tmp_path / "a-file" / "eval"  # like --out /proc/nope: the folder cannot be created
+    err = one_line_error(capsys, evaluate(out, "random", "baseline"), 1)
+    assert f"cannot write {out}: Not a directory" in err and "free some space" not in err
+
+
+def test_a_stop_after_the_last_game_says_every_game_is_saved(tmp_path, capsys, monkeypatch):
+    from fowlplay.evaluation import tournament
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "_write_figures", stop)  # Ctrl-C while the report is written
+    out = tmp_path / "e"
+    assert evaluate(out, "random", "baseline", matches=2) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"fowlplay-eval: interrupted after the last game: all 4 games are saved in {out / 'games.jsonl'}, "
+        "but not every figure was written. Run the same command again to write them."
+    )
+    monkeypatch.undo()
+    assert evaluate(out, "random", "baseline", matches=2) == 0
+    assert json.loads((out / "summary.json").read_text())["timing"]["games_played"] == 0
+
+
+def test_a_stop_before_any_game_of_a_resumed_evaluation_keeps_the_earlier_ones(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "e"
+    assert evaluate(out, "random", "baseline", matches=2) == 0
+    capsys.readouterr()
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(matches.EvalConfig, "resolve_agents", stop)
+    assert evaluate(out, "random", "baseline", matches=3) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"fowlplay-eval: interrupted before any game was played; the 4 games saved earlier in "
+        f"{out / 'games.jsonl'} are kept. Run the same command again to resume."
+    )
+
+
+@pytest.mark.parametrize("spec", ["", "  ", "me="])
+def test_an_empty_agent_spec_is_refused(tmp_path, capsys, spec):
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate(tmp_path / "e", spec, "random")
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    assert f"agent spec {spec!r} " in err and (
+        "is empty" in err or "names no agent after its label 'me'" in err
+    )
+    assert not (tmp_path / "e").exists()
+
+
+def test_a_games_file_that_is_no_regular_file_or_holds_odd_rows_is_one_line(tmp_path, capsys):
+    out = tmp_path / "e"
+    assert evaluate(out, "random", "baseline", matches=2) == 0
+    games = out / "games.jsonl"
+    lines = games.read_bytes().splitlines()
+    row = json.loads(lines[1])
+    odd = {
+        b"[" * 100_000 + b"]" * 100_000: "nests too deep",
+        json.dumps({**row, "match": "two"}).encode(): "its 'match' is not a count",
+        json.dumps({**row, "returns": [1e308, "x"]}).encode(): "holds something other than finite numbers",
+        json.dumps({**row, "seats": "ab"}).encode(): "its 'seats' is not a list of agent labels",
+        json.dumps(row).encode().replace(b'"returns": [', b'"returns": [1e999, '): "out of range",
+    }
+    capsys.readouterr()
+    for line, words in odd.items():
+        games.write_bytes(b"\n".join([lines[0], line, *lines[2:]]) + b"\n")
+        err = one_line_error(capsys, evaluate(out, "random", "baseline", matches=2), 2)
+        assert f"{games} line 2 is not a game record" in err and words in err, err
+    games.unlink()
+    games.symlink_to("/dev/zero")
+    err = one_line_error(capsys, evaluate(out, "random", "baseline", matches=2), 2)
+    assert f"{games} is a device, not a regular file" in err
+
+
+# ----- fowlplay-league: a bad config or folder is one line ------------------------------------------
+LEAGUE = """\
+game: chicken_v1
+players: 2
+train_config: {train_config}
+decisions: 64
+seeds: [0]
+algorithms:
+  - name: broken
+    trainer: no-such-trainer
+evaluation:
+  matches: 1
+  bootstrap: 10
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("matches: 1", "matches: abc"), "evaluation: matches must be an integer >= 1; got 'abc'"),
+        (("bootstrap: 10", "bootstrap: [1]"), "evaluation: bootstrap must be an integer >= 1; got [1]"),
+        (("players: 2", "players: two"), "players must be an integer >= 1; got 'two'"),
+        (("players: 2", "players: 9"), "players: chicken_v1 supports 2-4 players; got num_players=9"),
+        (("evaluation:\n", "evaluation: [1]\nunused:\n"), "unknown keys ['unused']"),
+        (("seeds: [0]", "seeds: [0]\nexploit: [1, 2]"), "exploit must be a mapping"),
+        (None, "is not a YAML text file (it is not UTF-8 text)"),  # a binary file given as the config
+    ],
+)
+def test_league_config_mistakes_are_one_line(tmp_path, capsys, change, message):
+    from fowlplay.evaluation import league
+
+    path = tmp_path / "league.yaml"
+    text = LEAGUE.format(train_config=ROOT / "configs" / "chicken_v1.yaml")
+    path.write_bytes(b"\xff\xfe\x00\x01" if change is None else text.replace(*change).encode())
+    assert league.main(["--game", "chicken_v1", "--config", str(path), "--out", str(tmp_path / "l")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fowlplay-league: error: ") and "\n" not in err and message in err, err
+
+
+def test_a_league_into_a_file_or_with_nothing_left_to_rate_is_one_line(tmp_path, capsys):
+    from fowlplay.evaluation import league
+
+    path = tmp_path / "league.yaml"
+    path.write_text(LEAGUE.format(train_config=ROOT / "configs" / "chicken_v1.yaml"))
+    (tmp_path / "a-file").write_text("mine")
+    with pytest.raises(SystemExit) as exit_info:
+        league.main(["--game", "chicken_v1", "--config", str(path), "--out", str(tmp_path / "a-file")])
+    assert exit_info.value.code == 2
+    assert "--out" in capsys.readouterr().err and (tmp_path / "a-file").read_text() == "mine"
+    # Every training fails (no such trainer) and only one rung plays: nothing to rate.
+    argv = ["--game", "chicken_v1", "--config", str(path), "--out", str(tmp_path / "l"), "--rungs", "random"]
+    assert league.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        "fowlplay-league: error: nothing to rate: only ['random'] could play, since no trained checkpoint "
+        "is left (every training or evaluation failed; --rungs left one rung)"
+    )
+    assert "broken-s0 (training): training failed (exit status 2)" in err
