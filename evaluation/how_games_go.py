@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fowlplay import envs
+from fowlplay.envs.core.rewards import best_players
 
 
 @dataclass
@@ -73,6 +74,13 @@ def _murray(game, events: dict) -> tuple[int, list[str]]:
     return game.turn, [ending]
 
 
+#: Per rules family: the seats that won a finished game (a two-player tie shares a win paid 0 / 0).
+WINNERS: dict[str, Callable] = {
+    "chicken": lambda game: best_players(game.scores),
+    "crows": lambda game: best_players(game.track),
+    "fowl": lambda game: game.winners(),
+    "murray": lambda game: best_players(game.scores()),
+}
 #: Per rules family: the period counted, what one finished game counts, and the order they are shown in.
 ENDINGS: dict[str, tuple[str, Callable, tuple[str, ...]]] = {
     "chicken": ("rounds", _chicken, ("target", "cap")),
@@ -111,9 +119,7 @@ def play(game: str, players: int, games: int) -> Tally:
             if sum(getattr(env.unwrapped.game, "murdered", ())) > murdered:
                 events["murderer"] = actor
         state = env.unwrapped.game
-        returns = state.returns()
-        best = max(returns)
-        winners = [p for p, r in enumerate(returns) if r == best] if best > 0 else []
+        winners = [] if state.truncated else WINNERS[_family(game)](state)
         for p in winners:
             tally.seat_wins[p] += 1 / len(winners)
         tally.shared += len(winners) > 1
