@@ -24,7 +24,10 @@ import numpy as np
 from fowlplay.evaluation.ratings import bootstrap_bradley_terry, comparison_matrices
 
 #: Version of the ladder below; a leaderboard names it, and ratings of different versions differ.
-LADDER_VERSION = "2"
+#: Version 3: the Chicken and Murder Most Fowl baselines changed (issue 32: Chicken's no longer loses
+#: to always passing, Fowl's discards a Murder that must fail), and with them their ISMCTS rungs,
+#: which roll out with the baseline; the other games' rungs play as in version 2.
+LADDER_VERSION = "3"
 #: The agent rated exactly 0.
 ANCHOR = "random"
 #: ISMCTS simulations per decision (low, high) per game. Version 2: the search's rollouts stop
