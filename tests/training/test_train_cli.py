@@ -235,3 +235,51 @@ def test_resume_keeps_the_network_and_changes_nothing_before_loading(chicken_run
     model, metadata = load_checkpoint(run)
     assert metadata["timesteps"] == 384 and metadata["config"]["ppo"]["activation"] == "tanh"
     assert model.learning_rate == 1e-5 and metadata["config"]["ppo"]["learning_rate"] == 1e-5
+
+
+def _workers(pgid: int, trainer: int) -> list[int]:
+    """The subprocess workers of a run: processes of its group that are not the trainer or the
+    forkserver and resource tracker it started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == trainer:
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and int(fields[1]) != trainer:  # the forkserver's children
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_worker_or_two_quick_sigterms_print_no_worker_traceback(tmp_path):
+    returncode, stderr = stop_a_long_run(tmp_path / "twice", signal.SIGTERM, signal.SIGTERM)
+    assert returncode == 143 and "Traceback" not in stderr and "Broken pipe" not in stderr, stderr
+    # A worker killed mid-run (the OOM killer, say): one line naming it, a checkpoint saved, no hang.
+    out = tmp_path / "killed"
+    config = ROOT / "configs" / "chicken_v1.yaml"
+    command = [sys.executable, "-m", "fowlplay.training.cli", "--config", str(config), "--out", str(out)]
+    command += ["--total-timesteps", "10000000", *TINY, "--set", "checkpoint_every=0"]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 90
+        progress = out / "logs" / "progress.csv"
+        while not (progress.exists() and len(progress_rows(progress)) >= 2):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "training did not log within 90 s"
+            time.sleep(0.2)
+        (worker, *_) = _workers(proc.pid, proc.pid)
+        os.kill(worker, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
+    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    assert line.startswith(
+        f"fowlplay-train: error: an environment worker died (pid {worker} (killed by SIGKILL))"
+    )
+    assert f"; saved {out / 'checkpoints'}" in line and f"continue with --resume {out}" in line

@@ -168,3 +168,59 @@ def test_a_stop_signal_waits_for_the_file_being_written_and_a_second_one_is_igno
         os.kill(os.getpid(), signal.SIGINT)  # outside a write: stops at once
         written.append("never")
     assert written[-1] == "again"
+
+
+def test_a_permission_error_names_the_newest_checkpoint_and_gives_no_disk_advice(
+    monkeypatch, capsys, tmp_path
+):
+    run = tmp_path / "run"
+    assert (
+        main(
+            [
+                "--config",
+                CHICKEN,
+                "--out",
+                str(run),
+                *TINY,
+                "--set",
+                "eval_every=128",
+                "--set",
+                "eval_games=2",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert (run / "best.json").exists() and (run / "final.json").exists()
+    real_savez = np.savez
+
+    def savez(file, *args, **kwargs):
+        if "384" in str(getattr(file, "name", file)):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_savez(file, *args, **kwargs)
+
+    monkeypatch.setattr(np, "savez", savez)
+    err = one_line_error(
+        capsys, ["--resume", str(run), "--total-timesteps", "512", "--no-progress"], status=1
+    )
+    assert "Permission denied" in err and "free some space" not in err
+    # final (256 decisions) is newer than best (128 or 256, by its score): --resume goes on from final.
+    assert (
+        f"the newest complete checkpoint is {run / 'final'}: once that is fixed, continue with --resume {run}"
+        in err
+    )
+
+
+def test_a_run_whose_files_are_not_vouched_for_needs_the_flag_in_one_line(capsys, tmp_path):
+    run = tmp_path / "run"
+    assert main(["--config", CHICKEN, "--out", str(run), *TINY]) == 0
+    capsys.readouterr()
+    (run / "files.json").unlink()  # as a run of an older fowlplay, or a folder from elsewhere
+    err = one_line_error(
+        capsys, ["--resume", str(run), "--total-timesteps", "384", "--no-progress"], status=1
+    )
+    assert "has no files.json" in err and "resume with --trust-checkpoint" in err
+    argv = ["--resume", str(run), "--total-timesteps", "384", "--no-progress", "--trust-checkpoint"]
+    assert main(argv) == 0
+    err = one_line_error(capsys, ["--config", CHICKEN, "--out", str(tmp_path / "new"), "--trust-checkpoint"])
+    assert "--trust-checkpoint is for --resume" in err
