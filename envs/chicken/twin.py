@@ -124,8 +124,9 @@ class Twin(TwinRules):
             truncated=jnp.zeros((), bool),
         )
 
-    def _draw(self, game: GameState, count: jax.Array) -> jax.Array:
-        """Counts per kind of the next `count` cards of the deck (explicit or lazy)."""
+    def next_cards(self, game: GameState, count: jax.Array) -> jax.Array:
+        """Counts per kind of the next `count` cards of the deck (explicit or lazy): what a draw of
+        `count` cards takes (`count` at most min(bid_cap, deck size))."""
         kinds = jnp.arange(self.kinds, dtype=jnp.int32)
         left = game.deck_counts.sum()
         pos = self.deck_size - left
@@ -166,7 +167,7 @@ class Twin(TwinRules):
         drawer = jnp.where(draw_high, high, game.starter)
         count = jnp.where(drawing, jnp.where(draw_high, bid, 1), 0)
 
-        drawn = self._draw(game, count)
+        drawn = self.next_cards(game, count)
         hands = game.hands + jnp.where(seats[:, None] == drawer, drawn, 0)
         deck_counts = game.deck_counts - drawn
         round_ends = drawing & ((hands[drawer, FOOT] >= 2) | (deck_counts.sum() == 0))
