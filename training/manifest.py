@@ -116,15 +116,21 @@ def record(run_dir: str | Path, paths, digests: dict | None = None) -> None:
     from fowlplay.training.checkpoint import atomic_write
 
     run_dir = Path(run_dir)
+    key = _key(create=True)
     try:
-        files = dict(_read(run_dir).get("files", {}))
+        data = _read(run_dir)
     except ManifestError:
-        files = {}  # a damaged record vouches for nothing: start a new one
+        data = {}  # a damaged record vouches for nothing: start a new one
+    signed = key is not None and isinstance(data.get("hmac"), str)
+    # Only entries this user signed carry over: a record made elsewhere (or forged) is never
+    # laundered into one of ours by signing it anew.
+    files = (
+        dict(data["files"]) if signed and hmac.compare_digest(data["hmac"], _mac(key, data["files"])) else {}
+    )
     for path in paths:
         files[_relative(run_dir, path)] = sha256_of(path)
     for path, digest in (digests or {}).items():
         files[_relative(run_dir, path)] = digest
-    key = _key(create=True)
     if key is None:
         warnings.warn(
             f"cannot keep this user's key at {key_path()} (set FOWLPLAY_KEY_FILE to a writable file): "
