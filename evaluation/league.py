@@ -957,11 +957,33 @@ def read_curves(summary: dict) -> dict[str, list[dict]]:
         path = Path(t["run_dir"]) / "evaluation.csv"
         if t["status"] == "error" or not path.exists():
             continue
-        with path.open() as handle:
-            rows = list(csv.DictReader(handle))
+        rows = [row for row in _csv_rows(path) if _curve_row(row)]
         if rows:
             curves.setdefault(t["algorithm"], []).append({"seed": t["seed"], "rows": rows})
     return curves
+
+
+def _curve_row(row: dict) -> bool:
+    """Whether a row of evaluation.csv holds what the curves plot (an int and numbers)."""
+    try:
+        int(row["timesteps"])
+        for key in ("score_random", "score_baseline"):
+            if row.get(key) not in (None, ""):
+                float(row[key])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    """The rows of a CSV file of a run, read within bounds (none when it is unreadable or no file)."""
+    from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+
+    try:
+        text = read_bytes(path, 256 * 2**20).decode("utf-8", errors="replace")
+    except (OSError, UntrustedFileError):
+        return []
+    return list(csv.DictReader(text.splitlines()))
 
 
 def plot_curves(path: Path, summary: dict, curves: dict[str, list[dict]]) -> None:
