@@ -7,8 +7,8 @@
 How the state is held, so that a step stays a few thousand vector operations under `vmap`:
 - Hands, seen cards and discard-pile contents are counts per card id; the deck and every discard
   pile are stacks of card ids (top at the length - 1), so a draw or a discard is one index.
-- Grids are card ids per cell (-1 empty). Beside them, every bird card keeps where it lies
-  (`where`) and which birds lie on its four sides (`sides`), updated cell by cell as cards land.
+- Grids are card ids per cell (-1 empty). Beside them, every bird card keeps whose grid it lies in
+  (`owner`) and which birds lie on its four sides (`sides`), updated cell by cell as cards land.
   These per-bird arrays are in value-major order: bird (type t, value v) is rank (v - 1) * types + t,
   so the birds of one value are one slice and a lower-valued bird has a lower rank.
 - Route scores: `points[r]` is the best route score among routes whose last (highest) bird is
@@ -47,9 +47,9 @@ _OPPOSITE = (1, 0, 3, 2)
 _WILE_STAGES = (_D.PLACE_BLOCKING, _D.DISCARD_TARGET, _D.SWAP_CELL, _D.MURDER_CELL)
 #: A dynamic programme entry for "no such route".
 _NONE = -1
-#: Under vmap, the games that need their routes rescored are gathered into chunks of a quarter of
+#: Under vmap, the games that need their routes rescored are gathered into chunks of an eighth of
 #: the batch (a step rescores about one game in five), and only those chunks run the programme.
-_RESCORE_CHUNKS = 4
+_RESCORE_CHUNKS = 8
 
 
 def _fmix32(h: jax.Array) -> jax.Array:
@@ -83,7 +83,7 @@ class GameState:
     hands: jax.Array  # int32 [n, K] copies of each card id in each hand
     known: jax.Array  # int32 [n, K] copies everyone saw go into each hand (and not leave it)
     grids: jax.Array  # int8 [n, cells] card id per cell, -1 empty
-    where: jax.Array  # int32 [birds] by rank: seat * cells + cell of each bird in a grid, -1 elsewhere
+    owner: jax.Array  # int8 [birds] by rank: the seat whose grid holds each bird, -1 none
     sides: jax.Array  # int8 [birds, 4] by rank: the ranks of the birds beside it (up, down, left, right; -1)
     points: jax.Array  # int32 [birds] by rank: best route points among routes ending on each bird
     wiles: jax.Array  # int32 [4] wiles of each kind lying in some grid (`Wile` order)
@@ -107,7 +107,7 @@ def _table(values: Any) -> Any:
 
 
 def _rescore_only_where_needed(route_points):
-    """`rescore(need, where, sides, points)`: `route_points(where, sides)` where `need`, else `points`.
+    """`rescore(need, owner, sides, points)`: `route_points(owner, sides)` where `need`, else `points`.
 
     Under `vmap` a plain `where` would run the programme for every game of the batch, needed or
     not; this batching rule sorts the games that need it to the front and runs it chunk by chunk
@@ -115,14 +115,14 @@ def _rescore_only_where_needed(route_points):
     """
 
     @jax.custom_batching.custom_vmap
-    def rescore(need, where, sides, points):
-        return jnp.where(need, route_points(where, sides), points)
+    def rescore(need, owner, sides, points):
+        return jnp.where(need, route_points(owner, sides), points)
 
     @rescore.def_vmap
-    def rescore_batch(axis_size, in_batched, need, where, sides, points):
-        need, where, sides, points = (
+    def rescore_batch(axis_size, in_batched, need, owner, sides, points):
+        need, owner, sides, points = (
             x if batched else jnp.broadcast_to(x, (axis_size, *x.shape))
-            for x, batched in zip((need, where, sides, points), in_batched)
+            for x, batched in zip((need, owner, sides, points), in_batched)
         )
         chunk = -(-axis_size // _RESCORE_CHUNKS)
         order = jnp.argsort(~need, stable=True)  # the games that need it first
@@ -137,7 +137,7 @@ def _rescore_only_where_needed(route_points):
             i, points = carry
             games = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
             fresh = jax.vmap(route_points)(
-                jnp.take(where, games, axis=0, mode="clip"), jnp.take(sides, games, axis=0, mode="clip")
+                jnp.take(owner, games, axis=0, mode="clip"), jnp.take(sides, games, axis=0, mode="clip")
             )
             kept = jnp.where(i * chunk + jnp.arange(chunk) < count, games, axis_size)  # the rest: dropped
             return i + 1, points.at[kept].set(fresh, mode="drop")
@@ -256,8 +256,7 @@ class Twin(TwinRules):
     def _scores(self, g: GameState) -> tuple[jax.Array, jax.Array]:
         """(score, clear score) of every seat: its best route, and its best route whose end type is
         not recorded against it."""
-        owner = jnp.where(g.where >= 0, g.where // self.cells, -1)
-        mine = owner[None, :] == self._seats[:, None]  # [n, birds]
+        mine = g.owner[None, :] == self._seats[:, None]  # [n, birds]
         kind = jnp.arange(self.birds) % self.types  # ranks are value-major
         barred = jnp.take(g.recorded, kind, axis=1, mode="clip")  # [n, birds]
         score = jnp.where(mine, g.points[None, :], 0).max(axis=1)
@@ -273,10 +272,10 @@ class Twin(TwinRules):
         bird = (card >= 0) & (card < self.birds)
         return jnp.where(bird, (card % self.values) * self.types + card // self.values, -1)
 
-    def route_points(self, where: jax.Array, sides: jax.Array) -> jax.Array:
+    def route_points(self, owner: jax.Array, sides: jax.Array) -> jax.Array:
         """int32 [birds] by rank: the best route points among routes ending on each bird (0 if none)."""
         t_, v_, w = self.types, self.values, self.width
-        placed = where >= 0
+        placed = owner >= 0
         nb = sides.astype(jnp.int32)
         # Table rows are ranks; the extra last row is "no route". A lower value is a lower rank.
         below = jnp.arange(self.birds)[:, None] // t_ * t_  # the first rank of each bird's value
@@ -312,9 +311,9 @@ class Twin(TwinRules):
         best = jnp.maximum(best, jnp.where(plain >= self.min_route, plain, 0))
         return best.reshape(-1)
 
-    def _rescored(self, need: jax.Array, where: jax.Array, sides: jax.Array, points: jax.Array):
-        """`points` with the route programme rerun where `need` (see `_rescore_batch` under vmap)."""
-        return self._rescore(need, where, sides, points)
+    def _rescored(self, need: jax.Array, owner: jax.Array, sides: jax.Array, points: jax.Array):
+        """`points` with the route programme rerun where `need` (only there, under vmap)."""
+        return self._rescore(need, owner, sides, points)
 
     # ----- the deal --------------------------------------------------------------------------------
     def _deck_pick(self, ordered: jax.Array, seed: jax.Array, length: jax.Array) -> jax.Array:
@@ -360,7 +359,7 @@ class Twin(TwinRules):
             hands=hands,
             known=jnp.zeros((n, self.kinds), i32),
             grids=jnp.full((n, self.cells), EMPTY, jnp.int8),
-            where=jnp.full(self.birds, -1, i32),
+            owner=jnp.full(self.birds, -1, jnp.int8),
             sides=jnp.full((self.birds, 4), EMPTY, jnp.int8),
             points=jnp.zeros(self.birds, i32),
             wiles=jnp.zeros(len(Wile), i32),
@@ -421,7 +420,7 @@ class Twin(TwinRules):
 
     # ----- a step ---------------------------------------------------------------------------------
     def _write(self, g: GameState, seat: jax.Array, cell: jax.Array, card: jax.Array, do: jax.Array):
-        """Put `card` on a grid cell (where `do`), keeping `where` and `sides` in step."""
+        """Put `card` on a grid cell (where `do`), keeping `owner` and `sides` in step."""
         cells, birds = self.cells, self.birds
         # Where nothing is written, any real cell serves: its own card is written back unchanged.
         seat, cell = jnp.clip(seat, 0, self.n - 1), jnp.clip(cell, 0, cells - 1)
@@ -440,8 +439,10 @@ class Twin(TwinRules):
         sides = jnp.where(facing, new.astype(jnp.int8), g.sides)
         landed = ranks == new
         sides = jnp.where(landed[:, None], around.astype(jnp.int8)[None, :], sides)
-        where = jnp.where(landed, at, jnp.where((ranks == gone) & (old != card), -1, g.where))
-        return g.replace(grids=flat.reshape(self.n, cells), sides=sides, where=where)
+        owner = jnp.where(landed, seat, jnp.where((ranks == gone) & (old != card), -1, g.owner)).astype(
+            jnp.int8
+        )
+        return g.replace(grids=flat.reshape(self.n, cells), sides=sides, owner=owner)
 
     def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
         """Apply a legal action and everything it sets off (no fresh chance: always False)."""
@@ -518,7 +519,7 @@ class Twin(TwinRules):
         onto_empty = (is_own & (pending >= birds)) | (is_target & (stage != _D.SWAP_TARGET))
         wiles = g.wiles + ((jnp.arange(len(Wile)) == wile_kind) & onto_empty)
         moved = (is_own & (pending < birds)) | hits
-        points = self._rescored(moved, g2.where, g2.sides, g.points)
+        points = self._rescored(moved, g2.owner, g2.sides, g.points)
 
         # The murder: checked on the scores before it (nothing in a grid changes at this step).
         score, _ = self._scores(g)
@@ -544,7 +545,7 @@ class Twin(TwinRules):
             hands=hands,
             known=known,
             grids=g2.grids,
-            where=g2.where,
+            owner=g2.owner,
             sides=g2.sides,
             points=points,
             wiles=wiles,
@@ -750,7 +751,7 @@ class Twin(TwinRules):
                 slot_at[p, self._first_slot[card] + used[card]] = at
                 used[card] += 1
         grids = np.asarray(game.grids, np.int64)
-        where = np.full(birds, -1, i32)
+        owner = np.full(birds, -1, np.int8)
         sides = np.full((birds, 4), EMPTY, np.int8)
         cell_sides = np.asarray(self._cell_sides)
         t_, v_ = self.types, self.values
@@ -761,14 +762,14 @@ class Twin(TwinRules):
         for p in range(n):
             for cell in np.flatnonzero((grids[p] >= 0) & (grids[p] < birds)):
                 at = rank(grids[p, cell])
-                where[at] = p * self.cells + cell
+                owner[at] = p
                 for side, other in enumerate(cell_sides[cell]):
                     sides[at, side] = rank(grids[p, other]) if other >= 0 else EMPTY
         wiles = [int((grids == birds + kind).sum()) for kind in range(len(Wile))]
         recorded = np.zeros((n, self.types), bool)
         for p, types in enumerate(game.recorded):
             recorded[p, sorted(types)] = True
-        points = np.asarray(self._route_points_jit(where, sides))
+        points = np.asarray(self._route_points_jit(owner, sides))
         return GameState(
             deck=as_array(deck, np.int8),
             deck_len=as_array(len(game.deck), i32),
@@ -781,7 +782,7 @@ class Twin(TwinRules):
             hands=as_array([counts(hand) for hand in game.hands], i32),
             known=as_array([counts(seen) for seen in game.known], i32),
             grids=as_array(grids, np.int8),
-            where=as_array(where, i32),
+            owner=as_array(owner, np.int8),
             sides=as_array(sides, np.int8),
             points=as_array(points, i32),
             wiles=as_array(wiles, i32),
