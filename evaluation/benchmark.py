@@ -9,6 +9,8 @@ no PettingZoo layer) and OpenSpiel's C++ `leduc_poker` through pyspiel (observat
 legal actions at every decision), each when installed. Every loop seeds its first game only and
 resets unseeded after that (a seeded reset of PettingZoo's RLCard-backed Leduc rebuilds the
 RLCard env and costs about 17 unseeded ones), so the ratios compare the games, not reseeding.
+
+`fowlplay-bench --batched` times the JAX twins instead (evaluation/batched_bench.py).
 """
 
 from __future__ import annotations
@@ -518,9 +520,33 @@ def main(argv: list[str] | None = None) -> int:
         help="with --training: folder of the <game>.yaml training configs (default: the checkout's "
         "configs/, else ./configs)",
     )
+    parser.add_argument(
+        "--batched",
+        action="store_true",
+        help="instead of the AEC table: the JAX twins' jitted lax.scan rollouts of random legal actions "
+        "with auto-reset at each batch size, beside Pgx's leduc_holdem and each game's AEC figure of "
+        "the same run (needs the [jax] extra; pgx for the Leduc row)",
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        nargs="+",
+        type=integer(1),
+        default=None,
+        help="with --batched: the batch sizes (default: 1 8 64 512 2048 8192)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=integer(1),
+        default=None,
+        help="with --batched: decisions per game in one timed rollout",
+    )
     args = parser.parse_args(argv)
     if args.training_decisions < 1:
         parser.error(f"--training-decisions must be >= 1; got {args.training_decisions}")
+    if not args.batched and (args.batch_sizes or args.steps):
+        parser.error("--batch-sizes and --steps go with --batched")
+    if args.batched and args.training:
+        parser.error("--batched and --training are separate runs: choose one")
     if args.json_path and not os.path.isdir(os.path.dirname(os.path.abspath(args.json_path))):
         parser.error(f"--json {args.json_path}: its folder does not exist")
     chosen = {}
@@ -554,6 +580,10 @@ def main(argv: list[str] | None = None) -> int:
         else f"machine: {where['cpu']}, {where['cores']} cores"
     )
     print(f"clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall time'})")
+    if args.batched:
+        from fowlplay.evaluation import batched_bench
+
+        return batched_bench.main(args, chosen, where)
     if args.rounds > 1:
         print(f"AEC decisions/s: the fastest of {args.rounds} rounds, games and anchors taking turns")
     rows = [] if args.no_reference else reference_rows(args.seconds)
