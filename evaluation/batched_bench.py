@@ -42,7 +42,11 @@ def random_legal_actions(key, mask):
     counts = mask.sum(axis=-1)
     pick = jnp.floor(jax.random.uniform(key, counts.shape) * counts).astype(jnp.int32)
     pick = jnp.minimum(pick, jnp.maximum(counts - 1, 0))  # uniform() < 1, but float32 rounds up
-    return jnp.argmax(jnp.cumsum(mask, axis=-1) > pick[..., None], axis=-1).astype(jnp.int32)
+    # The chosen id is how many ids still have at most `pick` legal ids up to them. An associative
+    # scan, not jnp.cumsum: XLA on CPU sums each prefix afresh (47 actions: 3x the whole policy).
+    running = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32), axis=-1)
+    chosen = (running <= pick[..., None]).sum(axis=-1)
+    return jnp.where(counts > 0, chosen, 0).astype(jnp.int32)
 
 
 def rollout(init: Callable, step: Callable, batch: int, steps: int):
