@@ -40,7 +40,6 @@ import math
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -53,7 +52,14 @@ from fowlplay.evaluation.agents import AgentSpec, AgentSpecError, parse_spec
 from fowlplay.evaluation.ladder import ANCHOR, LADDER_VERSION, elo_ratings, ladder_specs
 from fowlplay.evaluation.matches import EvalConfig, ResumeError, run_games
 from fowlplay.evaluation.stats import pairwise
-from fowlplay.training.stopping import exit_status, further_stops_ignored, signal_of, sigterm_stops, stopped
+from fowlplay.training.stopping import (
+    exit_status,
+    further_stops_ignored,
+    ignore_further_stops,
+    signal_of,
+    sigterm_stops,
+    stopped,
+)
 
 PROG = "fowlplay-league"
 #: Algorithm names become labels and folder names.
@@ -1156,7 +1162,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: {os_error_text(exc, args.out)}{fix}", file=sys.stderr)
             return 1
         except KeyboardInterrupt as stop:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            ignore_further_stops()  # a second signal changes nothing now
             print(f"\n{PROG}: {stopped(stop)}; run the same command again to resume", file=sys.stderr)
             return exit_status(stop)
     for r in summary["algorithms"]:

@@ -380,8 +380,40 @@ def play_games(config: EvalConfig, tasks: list[GameTask], workers: int = 1) -> I
         ctx.set_forkserver_preload(["fowlplay.evaluation.matches", *_game_modules(config)])
         _start_forkserver()
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(config, os.getpid())) as pool:
+    with (
+        _pool_thread_errors_held(),
+        ctx.Pool(workers, initializer=_init_worker, initargs=(config, os.getpid())) as pool,
+    ):
         yield from pool.imap_unordered(_play_in_worker, tasks, chunksize=chunk)
+
+
+@contextlib.contextmanager
+def _pool_thread_errors_held() -> Iterator[None]:
+    """Hold back what the pool's own threads raise until the pool is done, and drop it after a stop.
+
+    A signal to the whole process group kills the workers at once, and the pool's thread may fail
+    to replace them (the forkserver going under a loaded machine's race) before the main thread has
+    even seen the signal: that is part of the stop, not news, and the command's one line says what
+    was kept. Without a stop, what was held is printed as Python would have printed it.
+    """
+    held: list[threading.ExceptHookArgs] = []
+    previous = threading.excepthook
+
+    def hold(args: threading.ExceptHookArgs) -> None:
+        name = args.thread.name if args.thread is not None else ""
+        (held.append if "_handle_" in name else previous)(args)
+
+    threading.excepthook = hold
+    stopped = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
+    finally:
+        threading.excepthook = previous
+        for args in [] if stopped else held:
+            previous(args)
 
 
 # ----- games.jsonl ------------------------------------------------------------------------------

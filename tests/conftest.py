@@ -29,3 +29,18 @@ def pytest_sessionstart(session):
     the Ctrl-C tests' subprocesses. A handled signal is reset to the default at exec instead."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _stop_handlers_restored():
+    """Put SIGINT's and SIGTERM's handlers back after every test.
+
+    A command's stop path ignores further signals for the rest of its process (a second Ctrl-C must
+    not cut its clean-up short). Run in-process by a test, that left the xdist worker ignoring them,
+    and every later test on that worker whose subprocess was to hear Ctrl-C inherited SIG_IGN: a web
+    server that never stopped, a prompt that read end-of-input instead of the interrupt."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in before.items():
+        if handler is not None and signal.getsignal(signum) is not handler:
+            signal.signal(signum, handler)

@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from fowlplay.training.stopping import exit_status, sigterm_stops, stopped
+from fowlplay.training.stopping import exit_status, ignore_further_stops, sigterm_stops, stopped
 
 PROG = "fowlplay-train"
 
@@ -53,7 +52,7 @@ def run_stoppable(prog: str, body: Callable[[], int], said: Callable[[KeyboardIn
             with one_line_warnings(prog):
                 return body()
         except KeyboardInterrupt as stop:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing now
+            ignore_further_stops()  # a second signal changes nothing now
             print(f"\n{prog}: {said(stop)}", file=sys.stderr)
             return exit_status(stop)
 
@@ -266,7 +265,7 @@ def _run(args: argparse.Namespace) -> int:
             message += "; free some space and run the command again"
         return _error(message, 1)
     except RunInterrupted as stop:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a further Ctrl-C changes nothing now
+        ignore_further_stops()  # a second signal changes nothing now
         print(
             f"\n{PROG}: {stopped(stop)}; saved {stop.checkpoint}. Continue with: {PROG} --resume {run_dir}",
             file=sys.stderr,

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 #: The signals that stop a command after keeping what it did.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+#: Set once a command has begun to stop: `sigterm_stops` then restores no handler on its way out.
+_stopping = threading.Event()
+
 
 class Stop(KeyboardInterrupt):
     """A stop signal (SIGINT or SIGTERM); a KeyboardInterrupt, so every Ctrl-C path handles it."""
@@ -52,20 +55,31 @@ def sigterm_stops() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received = []
+    _stopping.clear()
 
     def handle(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        received.append(signum)
+        ignore_further_stops(signal.SIGTERM)
         raise Stop(signum)
 
     previous = signal.signal(signal.SIGTERM, handle)
     try:
         yield
     finally:
-        # None: a handler set outside Python, which cannot be restored
-        if not received and previous is not None:
+        # A stop handled inside (by the trainer's own handlers, say) leaves SIGTERM ignored: a second
+        # one arriving after the message must not kill the command with the default action (-15).
+        # None: a handler set outside Python, which cannot be restored.
+        if not _stopping.is_set() and previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def ignore_further_stops(*signals: int) -> None:
+    """A command has begun to stop: ignore `signals` (Ctrl-C and SIGTERM unless named) to the end of
+    the process (from the main thread), so that a second signal changes neither the clean-up nor
+    the exit status, and `sigterm_stops` restores no handler on its way out."""
+    _stopping.set()
+    if threading.current_thread() is threading.main_thread():
+        for signum in signals or STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextlib.contextmanager

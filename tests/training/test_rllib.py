@@ -214,7 +214,7 @@ def test_each_episode_seats_the_learner_once_and_only_ready_opponents():
 
 
 def test_the_config_names_what_rllib_cannot_do():
-    with pytest.raises(ConfigError, match=r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib'\]"):
+    with pytest.raises(ConfigError, match=r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib', 'jax'\]"):
         load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "rlib"})
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: rllib"):
         load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "rllib", "decision_cost": 0.1})

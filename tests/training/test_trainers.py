@@ -300,7 +300,7 @@ def test_ladder_scores_are_deterministic_and_a_stall_loses(monkeypatch):
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"trainer": "a2c"}, r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib'\]; got 'a2c'"),
+        ({"trainer": "a2c"}, r"trainer must be one of \['ppo', 'psro', 'dqn', 'rllib', 'jax'\]; got 'a2c'"),
         ({"eval_games": 0}, "eval_games must be > 0"),
         ({"eval_every": -1}, "eval_every must be >= 0"),
         ({"dqn": {"exploration_final_eps": 1.5}}, r"dqn.exploration_final_eps must be in \[0, 1\]"),
