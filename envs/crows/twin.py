@@ -13,8 +13,8 @@ How the state is held, so that one step costs a few hundred vector operations un
 
 Chance: the deck. A deck converted from the reference (`from_reference`) keeps the reference's
 order (`ordered`, cards in `deck`, top last) and is popped exactly as the reference pops it. A deck
-the twin deals or reshuffles itself is held as its composition and a 32-bit `seed` drawn from the
-step's key with `jax.random`: the card at deck size m is the r-th card of the composition in value
+the twin deals or reshuffles itself is held as its composition and a 32-bit `seed` hashed from the
+step's key (`_key_words`): the card at deck size m is the r-th card of the composition in value
 order, r = floor(h * m / 2**32) with h = fmix32(seed ^ m * 0x9E3779B9) (MurmurHash3's finaliser).
 For one seed that fixes the whole order at the deal or reshuffle (the order is only read lazily,
 one card per draw), and drawing uniformly among the cards left at each draw is exactly a uniform
@@ -136,6 +136,16 @@ def _fmix32(h: jax.Array) -> jax.Array:
     return h ^ (h >> 16)
 
 
+def _key_words(key: jax.Array, count: int) -> list[jax.Array]:
+    """`count` uint32 words from a PRNG key (k0, k1 its first two key words): word i is
+    fmix32(k1 ^ fmix32(k0 + (i + 1) * 0x9E3779B9)), a few integer operations where `jax.random.bits`
+    runs a threefry hash (the chi-square tests hold the deals and reshuffles to the reference's law)."""
+    k = jax.random.key_data(key).astype(jnp.uint32)
+    return [
+        _fmix32(k[1] ^ _fmix32(k[0] + jnp.uint32(0x9E3779B9 * (i + 1) & 0xFFFFFFFF))) for i in range(count)
+    ]
+
+
 def _below(h: jax.Array, m: jax.Array) -> jax.Array:
     """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16: uniform in [0, m) for a uniform h."""
     m = m.astype(jnp.uint32)
@@ -170,7 +180,7 @@ class Twin(TwinRules):
             ids = slice(block.start, block.stop)
             effect[ids], pile[ids] = _EFFECTS.index(what), which
             card[ids] = np.arange(1, block.size + 1) if carries_card else 0
-        self._effect, self._pile, self._card = (jnp.asarray(a) for a in (effect, pile, card))
+        self._code = jnp.asarray(effect | pile << 4 | card << 5)
         self._order = sorted(observer.pieces, key=lambda piece: self.piece(piece.name).start)
 
     def _tables(self, o: Any) -> None:
@@ -268,7 +278,7 @@ class Twin(TwinRules):
         g = GameState(
             deck=jnp.zeros(self.deck_size, jnp.int8),
             ordered=jnp.zeros((), bool),
-            seed=jax.random.bits(key, (), jnp.uint32),
+            seed=_key_words(key, 1)[0],
             deck_len=jnp.asarray(self.deck_size, jnp.int32),
             deck_counts=jnp.full(v, self.copies, jnp.int32),
             discard=zeros_v,
@@ -299,12 +309,13 @@ class Twin(TwinRules):
     def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
         """Apply a legal action, then the reveal, bust, claims, turn end and deal it sets off."""
         o, n = self.options, self.n
-        effect, pile, card = self._effect[action], self._pile[action], self._card[action]
+        code = self._code[action]
+        effect, pile, card = code & 15, (code >> 4) & 1, code >> 5
         keep, discard_both, reveal, stop, place, score, toss, coin, skip, claim, claim_pass = (
             effect == i for i in range(len(_EFFECTS))
         )
         to_run, to_set = pile == _RUN, pile == _SET
-        reveal_seed, turn_seed = jax.random.bits(key, (2,), jnp.uint32)
+        reveal_seed, turn_seed = _key_words(key, 2)
         p, seats = g.turn_player, jnp.arange(n)
         at_p = seats == p
         run_p, value_p, size_p = g.run[p], g.set_value[p], g.set_size[p]
