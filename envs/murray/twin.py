@@ -115,9 +115,15 @@ def _where(flag: jax.Array, vector: jax.Array) -> jax.Array:
     return jnp.where(flag, vector, jnp.zeros_like(vector))
 
 
+def _cumsum(counts: jax.Array) -> jax.Array:
+    """Running totals along the last axis (XLA's CPU `cumsum` is a quadratic reduce-window; this is
+    a logarithmic scan)."""
+    return jax.lax.associative_scan(jnp.add, counts, axis=-1)
+
+
 def _nth(counts: jax.Array, k: jax.Array) -> jax.Array:
     """The type of the k-th card when the cards of `counts` lie in type order (`rules.nth_card`)."""
-    return jnp.sum(jnp.cumsum(counts) <= k).astype(I32)
+    return jnp.sum(_cumsum(counts) <= k).astype(I32)
 
 
 def _pad(counts: jax.Array, size: int) -> jax.Array:
@@ -630,7 +636,7 @@ class Twin(TwinRules):
             ),
         )
         in_pond = jnp.arange(ps) < g.pond.sum()
-        pond_cards = (jnp.cumsum(g.pond)[None, :] <= jnp.arange(ps)[:, None]).sum(1)
+        pond_cards = (_cumsum(g.pond)[None, :] <= jnp.arange(ps)[:, None]).sum(1)
         looking = jnp.where((kind == int(Decision.HORNET_TAKE)) & mine, g.target, -1)
         others = relative[1:]
         seen = jnp.where((others == looking)[:, None], g.hands[others], g.seen[player, others])
