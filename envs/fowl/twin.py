@@ -20,12 +20,15 @@ How the state is held, so that a step stays a few thousand vector operations und
   than t, the most birds of type t (`double`: a route doubles when more than half its birds share
   a type, i.e. count(t) > m, so m never needs to exceed (max_value - 1) // 2). A step reruns the
   programme only where a bird entered or left a grid (as the reference rescores only there);
-  under `vmap` it runs for every game of the batch, in about a microsecond.
+  under `vmap` only the games that need it run it (`_rescore_only_where_needed`).
 
-Chance: the deck is shuffled once, at the deal (`init`, a `jax.random.permutation` of the full
-deck as the reference's `rng.permutation` is), and never again: the game ends when a turn would
-start with an empty deck. So no step draws fresh chance and `step` never reports any; a converted
-game (`from_reference`) keeps the reference's deck order and is stepped exactly.
+Chance: the deck's order is fixed once, at the deal, and never again: the game ends when a turn
+would start with an empty deck. `init` mixes a 32-bit `seed` from the key's own data, and every
+draw of the deal and of the game takes one card uniformly among those left, at a place that the
+seed and the deck's length give (`_deck_pick`): the cards come in the order of a uniform shuffle
+(the reference's `rng.permutation`), drawn lazily, with no permutation kept. So no step draws
+fresh chance and `step` never reports any; a converted game (`from_reference`) keeps the
+reference's deck order (`ordered`) and is stepped exactly.
 """
 
 from __future__ import annotations
@@ -160,6 +163,8 @@ class Twin(TwinRules):
         self.kinds = o.num_kinds
         self.size, self.cells = o.grid_size, o.cells
         self.deck_size = o.deck_size
+        if o.deck_size >= 1 << 16:
+            raise ValueError(f"the JAX twin deals at most 65535 cards; got a deck of {o.deck_size}")
         self.centre = o.cells // 2
         self.margin, self.min_route = o.murder_margin, o.min_route
         self.murder_card = self.birds + int(Wile.MURDER)
@@ -333,7 +338,9 @@ class Twin(TwinRules):
     def init(self, key: jax.Array) -> GameState:
         """A freshly dealt game: a pile card and two hand cards per seat from a uniformly shuffled deck."""
         n, d, i32 = self.n, self.deck_size, jnp.int32
-        seed = jax.random.bits(key, (), jnp.uint32)
+        # The seed is the key's own bits, mixed (a key is already random; no threefry round here).
+        data = jax.random.key_data(key).reshape(-1).astype(jnp.uint32)
+        seed = _fmix32(data[0] ^ _fmix32(data[-1] ^ jnp.uint32(0x85EBCA6B)))
         deck, length = jnp.asarray(self._full_deck), jnp.asarray(d, i32)
         dealt = []
         for _ in range(3 * n):  # the reference pops a pile card per seat, then two hand cards each
