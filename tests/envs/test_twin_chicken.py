@@ -12,9 +12,6 @@ reference's distribution (chi-square), broken twins that must fail, and Pgx's AP
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,6 +26,8 @@ from fowlplay.envs.chicken.twin import Twin  # noqa: E402
 from fowlplay.envs.core.cards import shuffled  # noqa: E402
 from fowlplay.envs.core.twin import TwinEnv, auto_reset  # noqa: E402
 from fowlplay.envs.core.twin_alignment import Aligner, AlignmentCount, MisalignedError  # noqa: E402
+
+from tests.envs.twin_suite import baseline_golden_games, keys, playthrough_actions  # noqa: E402
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -51,18 +50,10 @@ def aligner(request) -> Aligner:
     return Aligner(NAME, num_players=request.param, pad_to=BATCH)
 
 
-def playthrough_actions(num_players: int) -> tuple[list[int], int]:
-    """The actions of a golden playthrough file and the decision count its last lines give."""
-    text = (HERE / "playthroughs" / f"{NAME}_{num_players}p.txt").read_text()
-    actions = [int(a) for a in re.findall(r"^(?:action: |\d+: player_\d+ '\w+' )(\d+)", text, re.MULTILINE)]
-    decisions = int(re.search(r"^## end \(\w+\) after (\d+) decisions", text, re.MULTILINE).group(1))
-    return actions, decisions
-
-
 # ----- the alignment suite ------------------------------------------------------------------------
 def test_the_golden_playthrough_aligns(aligner):
     n = aligner.twin.num_players
-    actions, decisions = playthrough_actions(n)
+    actions, decisions = playthrough_actions(NAME, n)
     assert len(actions) == decisions
     count = aligner.game(0, actions=actions)
     print(f"\n{NAME} {n}p golden playthrough: {count}")
@@ -73,30 +64,9 @@ def test_the_golden_playthrough_aligns(aligner):
 def test_the_baseline_golden_games_align(aligner):
     """The seeded games of tests/envs/test_baseline_golden.py, baselines in every seat: their
     decisions hash to the golden file's, so these are exactly those games."""
-    n = aligner.twin.num_players
-    module = envs.env_module(NAME)
-    seats, chosen = {}, {}
-
-    def baseline(env, legal, rng) -> int:
-        if id(env) not in seats:
-            options = env.unwrapped.options
-            seats[id(env)] = [module.BaselineAgent(options, seed=seat) for seat in range(n)]
-            chosen[id(env)] = []
-        seen = env.observe(env.agent_selection)
-        agent = seats[id(env)][env.unwrapped.game.current_player]
-        action = int(agent.act(seen["observation"], seen["action_mask"]))
-        chosen[id(env)].append(action)
-        return action
-
-    golden = json.loads((HERE / "baseline_golden.json").read_text())[f"{NAME}/{n}p"]
-    games = 10  # GAMES[NAME] of test_baseline_golden.py
-    count = aligner.games(range(games), policy=baseline)
-    print(f"\n{NAME} {n}p baseline games: {count}")
-    digest = hashlib.sha256()
-    for actions in chosen.values():  # in seed order: the references were made in that order
-        for action in actions:
-            digest.update(action.to_bytes(4, "little"))
-    assert {"sha256": digest.hexdigest(), "decisions": count.steps} == golden
+    count, played, golden = baseline_golden_games(aligner, NAME)
+    print(f"\n{NAME} {aligner.twin.num_players}p baseline games: {count}")
+    assert played == golden
 
 
 def test_thousands_of_random_games_align(aligner):
@@ -164,10 +134,6 @@ def _scripted(env, states, step, keys, bid: int):
     return step(states, action.astype(jnp.int32), keys)
 
 
-def _keys(seed: int, count: int):
-    return jax.random.split(jax.random.PRNGKey(seed), count)
-
-
 def _chisquare(observed: np.ndarray, probabilities: np.ndarray) -> float:
     """The p-value of observed counts against probabilities, pooling cells expected below 5."""
     expected = probabilities * observed.sum()
@@ -194,7 +160,7 @@ def test_the_deal_is_a_uniform_shuffle(two_player):
     env, init, _ = two_player
     rules, opts = env.rules, env.rules.opts
     deck = opts.deck_size
-    games = init(_keys(1, GAMES))._game
+    games = init(keys(1, GAMES))._game
     first = np.asarray(jax.vmap(lambda g: rules.next_cards(g, 1))(games)).argmax(axis=1)
     assert _chisquare(np.bincount(first, minlength=rules.kinds), rules.full_counts / deck) > ALPHA
     drawn = np.asarray(jax.vmap(lambda g: rules.next_cards(g, 15))(games))
@@ -220,7 +186,7 @@ def test_the_reshuffle_at_a_tally_is_fresh_and_uniform(two_player):
     rules, opts = env.rules, env.rules.opts
     states = init(jnp.broadcast_to(jax.random.PRNGKey(4), (GAMES, 2)))
     for t in range(40):
-        states = _scripted(env, states, step, _keys(600 + t, GAMES), bid=15)
+        states = _scripted(env, states, step, keys(600 + t, GAMES), bid=15)
         if bool(states._chance.any()):
             break
     assert bool(states._chance.all()) and not bool(states.terminated.any())
@@ -277,11 +243,11 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
         kept = (state._game.deck_counts + state._game.hands.sum(axis=1) == full).all()
         return state, (kept, state.terminated, state.rewards)
 
-    state = init(_keys(5, batch))
+    state = init(keys(5, batch))
     assert state.observation.shape == (batch, env.rules.observation_size)
     assert state.observation.dtype == jnp.float32 and state.legal_action_mask.dtype == jnp.bool_
     assert state.rewards.shape == (batch, 2) and state.current_player.dtype == jnp.int32
-    _, (kept, ended, rewards) = jax.jit(lambda s, k: jax.lax.scan(play, s, k))(state, _keys(6, 3000))
+    _, (kept, ended, rewards) = jax.jit(lambda s, k: jax.lax.scan(play, s, k))(state, keys(6, 3000))
     assert bool(kept.all())
     assert int(ended.sum()) > batch  # games ended and were dealt again
     finals = np.asarray(rewards)[np.asarray(ended)]
@@ -290,14 +256,14 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
 
 def test_an_illegal_action_loses_and_a_done_game_stays_done(two_player):
     env, init, step = two_player
-    states = init(_keys(7, 2))
-    states = step(states, jnp.asarray([5, 5], jnp.int32), _keys(8, 2))  # player_0 bids 5
+    states = init(keys(7, 2))
+    states = step(states, jnp.asarray([5, 5], jnp.int32), keys(8, 2))  # player_0 bids 5
     # player_1 bids 3 (not above 5) in game 0, and an out-of-range id in game 1.
-    states = step(states, jnp.asarray([3, env.num_actions], jnp.int32), _keys(9, 2))
+    states = step(states, jnp.asarray([3, env.num_actions], jnp.int32), keys(9, 2))
     assert np.asarray(states.terminated).all() and not np.asarray(states.truncated).any()
     assert np.asarray(states.rewards).tolist() == [[1.0, -1.0], [1.0, -1.0]]
     assert np.asarray(states.legal_action_mask).all()
-    after = step(states, jnp.asarray([0, 0], jnp.int32), _keys(10, 2))
+    after = step(states, jnp.asarray([0, 0], jnp.int32), keys(10, 2))
     assert np.asarray(after.rewards).tolist() == [[0.0, 0.0], [0.0, 0.0]]
     assert np.asarray(after.terminated).all()
     assert (np.asarray(after.observation) == np.asarray(states.observation)).all()

@@ -15,9 +15,6 @@ rule options, the twin's own deals and reshuffles against the reference's distri
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,6 +33,8 @@ from fowlplay.envs.core.twin_alignment import (  # noqa: E402
 )
 from fowlplay.envs.crows.rules import PLAYER_COUNTS, CrowsGame, CrowsOptions, Decision  # noqa: E402
 from fowlplay.envs.crows.twin import Twin  # noqa: E402
+
+from tests.envs.twin_suite import baseline_golden_games, keys, playthrough_actions, same_law  # noqa: E402
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -66,14 +65,6 @@ def aligner(request) -> Aligner:
     return aligner_for(request.param)
 
 
-def playthrough_actions(num_players: int) -> tuple[list[int], int]:
-    """The actions of a golden playthrough file and the decision count its last lines give."""
-    text = (HERE / "playthroughs" / f"{NAME}_{num_players}p.txt").read_text()
-    actions = [int(a) for a in re.findall(r"^(?:action: |\d+: player_\d+ '\w+' )(\d+)", text, re.MULTILINE)]
-    decisions = int(re.search(r"^## end \(\w+\) after (\d+) decisions", text, re.MULTILINE).group(1))
-    return actions, decisions
-
-
 def test_every_player_count_is_covered():
     assert tuple(PLAYER_COUNTS) == PLAYERS and CrowsOptions().num_players == 2
 
@@ -81,7 +72,7 @@ def test_every_player_count_is_covered():
 # ----- the alignment suite ------------------------------------------------------------------------
 def test_the_golden_playthrough_aligns(aligner):
     n = aligner.twin.num_players
-    actions, decisions = playthrough_actions(n)
+    actions, decisions = playthrough_actions(NAME, n)
     assert len(actions) == decisions
     count = aligner.game(0, actions=actions)
     print(f"\n{NAME} {n}p golden playthrough: {count}")
@@ -92,30 +83,9 @@ def test_the_golden_playthrough_aligns(aligner):
 def test_the_baseline_golden_games_align(aligner):
     """The seeded games of tests/envs/test_baseline_golden.py, baselines in every seat: their
     decisions hash to the golden file's, so these are exactly those games."""
-    n = aligner.twin.num_players
-    module = envs.env_module(NAME)
-    seats, chosen = {}, {}
-
-    def baseline(env, legal, rng) -> int:
-        if id(env) not in seats:
-            options = env.unwrapped.options
-            seats[id(env)] = [module.BaselineAgent(options, seed=seat) for seat in range(n)]
-            chosen[id(env)] = []
-        seen = env.observe(env.agent_selection)
-        agent = seats[id(env)][env.unwrapped.game.current_player]
-        action = int(agent.act(seen["observation"], seen["action_mask"]))
-        chosen[id(env)].append(action)
-        return action
-
-    golden = json.loads((HERE / "baseline_golden.json").read_text())[f"{NAME}/{n}p"]
-    games = 10  # GAMES[NAME] of test_baseline_golden.py
-    count = aligner.games(range(games), policy=baseline)
-    print(f"\n{NAME} {n}p baseline games: {count}")
-    digest = hashlib.sha256()
-    for actions in chosen.values():  # in seed order: the references were made in that order
-        for action in actions:
-            digest.update(action.to_bytes(4, "little"))
-    assert {"sha256": digest.hexdigest(), "decisions": count.steps} == golden
+    count, played, golden = baseline_golden_games(aligner, NAME)
+    print(f"\n{NAME} {aligner.twin.num_players}p baseline games: {count}")
+    assert played == golden
 
 
 def test_a_hundred_thousand_random_decisions_align(aligner):
@@ -195,10 +165,6 @@ OPTIONS = CrowsOptions()  # 2 players; 6 values of 10 copies
 VALUES = np.arange(1, OPTIONS.max_value + 1)
 
 
-def _keys(seed: int, count: int):
-    return jax.random.split(jax.random.PRNGKey(seed), count)
-
-
 @functools.cache
 def _init():
     return jax.jit(jax.vmap(aligner_for(2).twin.init))
@@ -240,17 +206,6 @@ def _law(observed: list, probabilities: dict) -> float:
     return stats.chisquare(pooled_o, pooled_e).pvalue
 
 
-def _same_law(reference: list, twin: list) -> float:
-    """The p-value of a two-sample chi-square test of two samples of a discrete feature (cells that
-    hold fewer than 10 of both samples pooled)."""
-    cells = sorted(set(reference) | set(twin))
-    table = np.array([[sample.count(cell) for cell in cells] for sample in (reference, twin)], float)
-    small = table.sum(axis=0) < 10
-    if small.any():
-        table = np.concatenate([table[:, ~small], table[:, small].sum(axis=1, keepdims=True)], axis=1)
-    return stats.chi2_contingency(table).pvalue
-
-
 def _pairs(counts: np.ndarray) -> dict:
     """The law of two cards drawn without replacement from `counts` (values 1..V), as sorted pairs."""
     total = counts.sum()
@@ -283,7 +238,7 @@ def test_the_deal_is_a_uniform_shuffle():
     init, order = _init(), _order()
     pairs, orders = [], []
     for k in range(GAMES // BATCH):
-        states = init(_keys(1000 + k, BATCH))
+        states = init(keys(1000 + k, BATCH))
         pairs += [_pair(r) for r in np.asarray(states._game.revealed)]
         orders.append(np.asarray(order(states._game)))
     rest = np.concatenate(orders)[:, : OPTIONS.deck_size - 2]  # the 58 cards after the opening two
@@ -292,19 +247,19 @@ def test_the_deal_is_a_uniform_shuffle():
     ref_rest = np.array([game.deck[::-1] for game in reference])
     assert (rest > 0).all() and (np.stack([np.bincount(r, minlength=7)[1:] for r in rest[:64]]) >= 8).all()
     assert _law(pairs, _pairs(np.full(6, 10))) > ALPHA
-    assert _same_law(ref_pairs, pairs) > ALPHA
+    assert same_law(ref_pairs, pairs) > ALPHA
     first_15 = [np.concatenate([p, r[:13]]) for p, r in zip(pairs, rest)]
     sixes = [int((cards == 6).sum()) for cards in first_15]
     law = stats.hypergeom(OPTIONS.deck_size, OPTIONS.copies_per_value, 15).pmf(np.arange(16))
     assert _law(sixes, dict(enumerate(law))) > ALPHA
     ref_first_15 = [np.concatenate([p, r[:13]]) for p, r in zip(ref_pairs, ref_rest)]
     points = [int(cards.sum()) // 3 for cards in first_15]  # bins of 3 points
-    assert _same_law([int(cards.sum()) // 3 for cards in ref_first_15], points) > ALPHA
+    assert same_law([int(cards.sum()) // 3 for cards in ref_first_15], points) > ALPHA
     # Every position of the rest holds each value alike: positions x values, homogeneous.
     table = np.stack([np.bincount(rest[:, i], minlength=7)[1:] for i in range(rest.shape[1])])
     assert stats.chi2_contingency(table).pvalue > ALPHA
     assert _law(rest[:, -1].tolist(), {int(v): 1 / 6 for v in VALUES}) > ALPHA  # the deck's bottom card
-    assert _same_law([_adjacent_equal(r) for r in ref_rest], [_adjacent_equal(r) for r in rest]) > ALPHA
+    assert same_law([_adjacent_equal(r) for r in ref_rest], [_adjacent_equal(r) for r in rest]) > ALPHA
 
 
 def _table(deck: list[int]) -> CrowsGame:
@@ -334,7 +289,7 @@ def _outcomes(game: CrowsGame, action: int, seed: int):
     actions = jnp.full(BATCH, action, jnp.int32)
     games, orders, public = [], [], []
     for k in range(GAMES // BATCH):
-        out = aligner._step(batch, actions, _keys(seed + k, BATCH))
+        out = aligner._step(batch, actions, keys(seed + k, BATCH))
         assert bool(out._chance.all())
         games.append(jax.device_get(out._game))
         orders.append(np.asarray(order(out._game)))
@@ -369,11 +324,11 @@ def test_a_reshuffle_at_a_reveal_has_the_reference_law():
     ref_drawn = [int(VALUES[np.argmax(pile - np.asarray(other.deck_counts[1:]))]) for other in references]
     assert set(drawn) == set(VALUES.tolist()) and (games.deck_len == 12).all()
     assert _law(drawn, {int(v): pile[v - 1] / 13 for v in VALUES}) > ALPHA
-    assert _same_law(ref_drawn, drawn) > ALPHA
+    assert same_law(ref_drawn, drawn) > ALPHA
     assert {int(k) for k in games.phase} == {int(Decision.PRESS), int(Decision.CLAIM)}  # fits and busts
     firsts = [(a, int(o[0])) for a, o in zip(drawn, orders)]
-    assert _same_law([(a, int(o[0])) for a, o in zip(ref_drawn, ref_orders)], firsts) > ALPHA
-    assert _same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
+    assert same_law([(a, int(o[0])) for a, o in zip(ref_drawn, ref_orders)], firsts) > ALPHA
+    assert same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
 
 
 def test_a_reshuffle_at_the_opening_draw_has_the_reference_law():
@@ -385,8 +340,8 @@ def test_a_reshuffle_at_the_opening_draw_has_the_reference_law():
     pairs = [_pair(r) for r in games.revealed]
     assert (games.turn_player == 1).all() and (games.deck_len == 11).all()
     assert _law(pairs, _pairs(pile)) > ALPHA
-    assert _same_law([tuple(sorted(other.revealed)) for other in references], pairs) > ALPHA
-    assert _same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
+    assert same_law([tuple(sorted(other.revealed)) for other in references], pairs) > ALPHA
+    assert same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
 
 
 def test_a_reshuffle_at_the_second_opening_draw_has_the_reference_law():
@@ -400,8 +355,8 @@ def test_a_reshuffle_at_the_second_opening_draw_has_the_reference_law():
     assert all(other.revealed[0] == 4 for other in references)
     ref_second = [other.revealed[1] for other in references]
     assert _law(second, {int(v): pile[v - 1] / 13 for v in VALUES}) > ALPHA
-    assert _same_law(ref_second, second) > ALPHA
-    assert _same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
+    assert same_law(ref_second, second) > ALPHA
+    assert same_law([_adjacent_equal(o) for o in ref_orders], [_adjacent_equal(o) for o in orders]) > ALPHA
 
 
 # ----- broken twins must fail the suite -----------------------------------------------------------
@@ -470,16 +425,18 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
         logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
         return state, jax.random.categorical(key, logits).astype(jnp.int32)
 
-    state = init(_keys(5, BATCH))
+    state = init(keys(5, BATCH))
     assert state.observation.shape == (BATCH, env.rules.observation_size)
     assert state.observation.dtype == jnp.float32 and state.legal_action_mask.dtype == jnp.bool_
     assert state.rewards.shape == (BATCH, 2) and state.current_player.dtype == jnp.int32
     steps = 1000
-    keys = np.asarray(jax.random.split(jax.random.PRNGKey(6), steps * 3 * BATCH)).reshape(steps, 3, BATCH, -1)
+    drawn = np.asarray(jax.random.split(jax.random.PRNGKey(6), steps * 3 * BATCH)).reshape(
+        steps, 3, BATCH, -1
+    )
     seen = []
     for t in range(steps):
-        state, action = choose_and_redeal(state, init(keys[t, 0]), keys[t, 1, 0])
-        state = step(state, action, keys[t, 2])
+        state, action = choose_and_redeal(state, init(drawn[t, 0]), drawn[t, 1, 0])
+        state = step(state, action, drawn[t, 2])
         seen.append(check(state))
     ok, ended, rewards, reshuffles = (np.stack(x) for x in zip(*jax.device_get(seen)))
     assert ok.all()
@@ -493,16 +450,16 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
 def test_an_illegal_action_loses_and_a_done_game_stays_done():
     aligner = aligner_for(2)
     env = aligner.twin
-    state = _init()(_keys(7, BATCH))
+    state = _init()(keys(7, BATCH))
     assert (np.asarray(state._game.phase) == int(Decision.KEEP)).all()
     illegal = np.full(BATCH, env.rules.layout["stop"].start, np.int32)  # no stop before a keep
     illegal[1] = env.num_actions  # out of range
     illegal[2] = -1
     assert not np.asarray(state.legal_action_mask)[:, illegal[0]].any()
-    after = jax.device_get(aligner._step(state, jnp.asarray(illegal), _keys(8, BATCH)))
+    after = jax.device_get(aligner._step(state, jnp.asarray(illegal), keys(8, BATCH)))
     assert after.terminated.all() and not after.truncated.any() and after.legal_action_mask.all()
     assert (after.rewards == np.array([-1.0, 1.0], np.float32)).all()  # player_0 acted
-    again = jax.device_get(aligner._step(after, jnp.zeros(BATCH, jnp.int32), _keys(9, BATCH)))
+    again = jax.device_get(aligner._step(after, jnp.zeros(BATCH, jnp.int32), keys(9, BATCH)))
     assert (again.rewards == 0).all() and again.terminated.all()
     assert (again.observation == after.observation).all()
 

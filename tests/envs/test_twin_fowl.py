@@ -18,9 +18,6 @@ made once for the module and pads its batches to BATCH, and the chance and API t
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +31,8 @@ from fowlplay.envs.core.twin import TwinEnv  # noqa: E402
 from fowlplay.envs.core.twin_alignment import Aligner, AlignmentCount, MisalignedError, random_policy  # noqa: E402
 from fowlplay.envs.fowl.rules import Decision, Wile, full_deck  # noqa: E402
 from fowlplay.envs.fowl.twin import Twin  # noqa: E402
+
+from tests.envs.twin_suite import baseline_golden_games, keys, playthrough_actions  # noqa: E402
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -62,18 +61,10 @@ def aligner(request) -> Aligner:
     return aligner_for(request.param)
 
 
-def playthrough_actions(num_players: int) -> tuple[list[int], int]:
-    """The actions of a golden playthrough file and the decision count its last lines give."""
-    text = (HERE / "playthroughs" / f"{NAME}_{num_players}p.txt").read_text()
-    actions = [int(a) for a in re.findall(r"^(?:action: |\d+: player_\d+ '[^']+' )(\d+)", text, re.MULTILINE)]
-    decisions = int(re.search(r"^## end \(\w+\) after (\d+) decisions", text, re.MULTILINE).group(1))
-    return actions, decisions
-
-
 # ----- the alignment suite ------------------------------------------------------------------------
 def test_the_golden_playthrough_aligns(aligner):
     n = aligner.twin.num_players
-    actions, decisions = playthrough_actions(n)
+    actions, decisions = playthrough_actions(NAME, n)
     assert len(actions) == decisions
     count = aligner.game(0, actions=actions)
     print(f"\n{NAME} {n}p golden playthrough: {count}")
@@ -84,30 +75,9 @@ def test_the_golden_playthrough_aligns(aligner):
 def test_the_baseline_golden_games_align(aligner):
     """The seeded games of tests/envs/test_baseline_golden.py, baselines in every seat: their
     decisions hash to the golden file's, so these are exactly those games."""
-    n = aligner.twin.num_players
-    module = envs.env_module(NAME)
-    seats, chosen = {}, {}
-
-    def baseline(env, legal, rng) -> int:
-        if id(env) not in seats:
-            options = env.unwrapped.options
-            seats[id(env)] = [module.BaselineAgent(options, seed=seat) for seat in range(n)]
-            chosen[id(env)] = []
-        seen = env.observe(env.agent_selection)
-        agent = seats[id(env)][env.unwrapped.game.current_player]
-        action = int(agent.act(seen["observation"], seen["action_mask"]))
-        chosen[id(env)].append(action)
-        return action
-
-    golden = json.loads((HERE / "baseline_golden.json").read_text())[f"{NAME}/{n}p"]
-    games = 6  # GAMES[NAME] of test_baseline_golden.py
-    count = aligner.games(range(games), policy=baseline)
-    print(f"\n{NAME} {n}p baseline games: {count}")
-    digest = hashlib.sha256()
-    for actions in chosen.values():  # in seed order: the references were made in that order
-        for action in actions:
-            digest.update(action.to_bytes(4, "little"))
-    assert {"sha256": digest.hexdigest(), "decisions": count.steps} == golden
+    count, played, golden = baseline_golden_games(aligner, NAME)
+    print(f"\n{NAME} {aligner.twin.num_players}p baseline games: {count}")
+    assert played == golden
     assert count.chance_steps == 0
 
 
@@ -203,10 +173,6 @@ GAMES = 4096
 NEXT = 10
 
 
-def _keys(seed: int, count: int):
-    return jax.random.split(jax.random.PRNGKey(seed), count)
-
-
 def _chisquare(observed: np.ndarray, probabilities: np.ndarray) -> float:
     """The p-value of observed counts against probabilities, pooling cells expected below 5."""
     observed, expected = (
@@ -244,7 +210,7 @@ def deals():
     """GAMES deals of the 4-player twin (`init`) and the whole deck order each one fixed."""
     rules = aligner_for(4).twin.rules
     init = jax.jit(jax.vmap(rules.init))
-    games = init(_keys(1, GAMES))
+    games = init(keys(1, GAMES))
     order = jax.jit(jax.vmap(functools.partial(_draw_order, rules)))(games)
     return rules, init, jax.device_get(games), np.asarray(order)
 
@@ -316,13 +282,13 @@ def test_the_deal_and_the_deck_order_are_a_uniform_shuffle(deals):
 def test_a_deal_depends_on_its_key_only(deals):
     """The same keys deal the same games; GAMES keys give GAMES different deck orders."""
     _, init, games, _ = deals
-    again = jax.device_get(init(_keys(1, GAMES)))
+    again = jax.device_get(init(keys(1, GAMES)))
     assert all(
         np.array_equal(x, y)
         for x, y in zip(jax.tree_util.tree_leaves(games), jax.tree_util.tree_leaves(again))
     )
     assert len(set(games.seed.tolist())) == GAMES
-    other = jax.device_get(init(_keys(2, GAMES)))
+    other = jax.device_get(init(keys(2, GAMES)))
     assert not np.array_equal(games.seed, other.seed)
 
 
@@ -417,7 +383,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
     rules = env.rules
     reference = envs.make(NAME).unwrapped.observer
     full = np.bincount(full_deck(rules.options), minlength=rules.kinds)
-    state = jax.device_get(init(_keys(5, BATCH)))
+    state = jax.device_get(init(keys(5, BATCH)))
     assert state.observation.shape == (BATCH, rules.observation_size)
     assert state.observation.dtype == np.float32 and state.legal_action_mask.dtype == np.bool_
     assert state.rewards.shape == (BATCH, 2) and state.current_player.dtype == np.int32
@@ -426,7 +392,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
         mask = state.legal_action_mask
         assert mask.any(axis=1).all()
         action = np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int32)
-        state = jax.device_get(step(state, jnp.asarray(action), _keys(100 + t, BATCH)))
+        state = jax.device_get(step(state, jnp.asarray(action), keys(100 + t, BATCH)))
         assert (_held(rules, state._game) == full).all()
         assert not state._chance.any()
         assert (state.observation >= reference.low).all() and (state.observation <= reference.high).all()
@@ -435,7 +401,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
         finals.append(state.rewards[done])
         ended += int(done.sum())
         if done.any():  # deal those games again (auto-reset)
-            fresh = jax.device_get(init(_keys(1000 + t, BATCH)))
+            fresh = jax.device_get(init(keys(1000 + t, BATCH)))
             state = jax.tree_util.tree_map(functools.partial(_rows_where, done), fresh, state)
     assert ended > BATCH  # games ended and were dealt again
     finals = np.concatenate(finals)
@@ -444,15 +410,15 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card(two_player):
 
 def test_an_illegal_action_loses_and_a_done_game_stays_done(two_player):
     env, init, step = two_player
-    state = jax.device_get(init(_keys(7, BATCH)))
+    state = jax.device_get(init(keys(7, BATCH)))
     illegal = np.full(BATCH, env.rules.layout["discard"].start, np.int32)  # a discard at the first draw
     illegal[1] = env.num_actions  # out of range
     illegal[2] = -1
     assert not state.legal_action_mask[np.arange(BATCH), illegal.clip(0, env.num_actions - 1)][[0, 3]].any()
-    after = jax.device_get(step(state, jnp.asarray(illegal), _keys(8, BATCH)))
+    after = jax.device_get(step(state, jnp.asarray(illegal), keys(8, BATCH)))
     assert after.terminated.all() and not after.truncated.any() and after.legal_action_mask.all()
     assert (after.rewards == np.array([-1.0, 1.0], np.float32)).all()  # player_0 acted
-    again = jax.device_get(step(after, jnp.zeros(BATCH, jnp.int32), _keys(9, BATCH)))
+    again = jax.device_get(step(after, jnp.zeros(BATCH, jnp.int32), keys(9, BATCH)))
     assert (again.rewards == 0).all() and again.terminated.all()
     assert (again.observation == after.observation).all()
 

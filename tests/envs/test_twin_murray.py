@@ -14,9 +14,6 @@ masked-random games; then rule options, the twin's own chance against the refere
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +26,8 @@ from fowlplay.envs.core.twin import TwinEnv  # noqa: E402
 from fowlplay.envs.core.twin_alignment import Aligner, AlignmentCount, MisalignedError  # noqa: E402
 from fowlplay.envs.murray.rules import VALUE, Card, Decision, MurrayGame, MurrayOptions  # noqa: E402
 from fowlplay.envs.murray.twin import Twin  # noqa: E402
+
+from tests.envs.twin_suite import baseline_golden_games, keys, playthrough_actions, same_law  # noqa: E402
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -55,18 +54,10 @@ def aligner(request) -> Aligner:
     return aligner_for(request.param)
 
 
-def playthrough_actions(num_players: int) -> tuple[list[int], int]:
-    """The actions of a golden playthrough file and the decision count its last lines give."""
-    text = (HERE / "playthroughs" / f"{NAME}_{num_players}p.txt").read_text()
-    actions = [int(a) for a in re.findall(r"^(?:action: |\d+: player_\d+ '\w+' )(\d+)", text, re.MULTILINE)]
-    decisions = int(re.search(r"^## end \(\w+\) after (\d+) decisions", text, re.MULTILINE).group(1))
-    return actions, decisions
-
-
 # ----- the alignment suite ------------------------------------------------------------------------
 def test_the_golden_playthrough_aligns(aligner):
     n = aligner.twin.num_players
-    actions, decisions = playthrough_actions(n)
+    actions, decisions = playthrough_actions(NAME, n)
     assert len(actions) == decisions
     count = aligner.game(0, actions=actions)
     print(f"\n{NAME} {n}p golden playthrough: {count}")
@@ -76,30 +67,9 @@ def test_the_golden_playthrough_aligns(aligner):
 def test_the_baseline_golden_games_align(aligner):
     """The seeded games of tests/envs/test_baseline_golden.py, baselines in every seat: their
     decisions hash to the golden file's, so these are exactly those games."""
-    n = aligner.twin.num_players
-    module = envs.env_module(NAME)
-    seats, chosen = {}, {}
-
-    def baseline(env, legal, rng) -> int:
-        if id(env) not in seats:
-            options = env.unwrapped.options
-            seats[id(env)] = [module.BaselineAgent(options, seed=seat) for seat in range(n)]
-            chosen[id(env)] = []
-        seen = env.observe(env.agent_selection)
-        agent = seats[id(env)][env.unwrapped.game.current_player]
-        action = int(agent.act(seen["observation"], seen["action_mask"]))
-        chosen[id(env)].append(action)
-        return action
-
-    golden = json.loads((HERE / "baseline_golden.json").read_text())[f"{NAME}/{n}p"]
-    games = 10  # GAMES[NAME] of test_baseline_golden.py
-    count = aligner.games(range(games), policy=baseline)
-    print(f"\n{NAME} {n}p baseline games: {count}")
-    digest = hashlib.sha256()
-    for actions in chosen.values():  # in seed order: the references were made in that order
-        for action in actions:
-            digest.update(action.to_bytes(4, "little"))
-    assert {"sha256": digest.hexdigest(), "decisions": count.steps} == golden
+    count, played, golden = baseline_golden_games(aligner, NAME)
+    print(f"\n{NAME} {aligner.twin.num_players}p baseline games: {count}")
+    assert played == golden
 
 
 def test_hundreds_of_random_games_align(aligner):
@@ -152,21 +122,6 @@ def test_rule_options_align(name):
 GAMES = 4096
 
 
-def _keys(seed: int, count: int):
-    return jax.random.split(jax.random.PRNGKey(seed), count)
-
-
-def _same_law(reference: list, twin: list) -> float:
-    """The p-value of a two-sample chi-square test of two samples of a discrete feature (cells that
-    hold fewer than 10 of both samples pooled)."""
-    cells = sorted(set(reference) | set(twin))
-    table = np.array([[sample.count(cell) for cell in cells] for sample in (reference, twin)], float)
-    small = table.sum(axis=0) < 10
-    if small.any():
-        table = np.concatenate([table[:, ~small], table[:, small].sum(axis=1, keepdims=True)], axis=1)
-    return stats.chi2_contingency(table).pvalue
-
-
 def _deal_features(hands: np.ndarray, pond: np.ndarray, discard: np.ndarray) -> list[tuple]:
     """Per deal: player_0's value-1 cards, player_1's royal flies, the pond's first card, the
     Murrays player_0's first draw discarded."""
@@ -183,7 +138,7 @@ def test_the_deal_has_the_reference_law():
     """The twin's own deals (`init`) against the reference's shuffles, feature by feature."""
     env = aligner_for(3).twin
     init = jax.jit(jax.vmap(env.init))
-    games = [init(_keys(seed, BATCH))._game for seed in range(GAMES // BATCH)]
+    games = [init(keys(seed, BATCH))._game for seed in range(GAMES // BATCH)]
     hands, pond, discard = (
         np.concatenate([np.asarray(getattr(g, f)) for g in games]) for f in ("hands", "pond", "discard")
     )
@@ -196,7 +151,7 @@ def test_the_deal_has_the_reference_law():
         reference += _deal_features(np.array([game.hands]), pond_counts[None], np.array([game.discard]))
     assert sum(1 for f in twin if f[3]) > 100  # the first draw met Murrays
     for k in range(4):
-        assert _same_law([f[k] for f in reference], [f[k] for f in twin]) > ALPHA, k
+        assert same_law([f[k] for f in reference], [f[k] for f in twin]) > ALPHA, k
 
 
 def _stacked(game: MurrayGame, step, action: int, seed: int) -> list:
@@ -205,7 +160,7 @@ def _stacked(game: MurrayGame, step, action: int, seed: int) -> list:
     state = env.from_reference(game)
     batch = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x), (BATCH, *np.shape(x))), state)
     actions = jnp.full(BATCH, action, jnp.int32)
-    outcomes = [step(batch, actions, _keys(seed + k, BATCH)) for k in range(GAMES // BATCH)]
+    outcomes = [step(batch, actions, keys(seed + k, BATCH)) for k in range(GAMES // BATCH)]
     return jax.tree_util.tree_map(lambda *x: np.concatenate(x), *outcomes)
 
 
@@ -247,7 +202,7 @@ def test_a_deer_fly_takes_a_card_with_the_reference_law():
         other.apply(target)
         reference.append(int(np.argmax(np.asarray(other.hands[0]) - np.asarray(game.hands[0]))))
     assert set(twin_taken) == {C.MIDGE, C.MAYFLY, C.HORNET, C.HAWK}
-    assert _same_law(reference, twin_taken) > ALPHA
+    assert same_law(reference, twin_taken) > ALPHA
     law = np.array([3, 2, 1, 1]) / 7  # the victim's cards, one draw among seven
     counts = [twin_taken.count(c) for c in (C.MIDGE, C.MAYFLY, C.HORNET, C.HAWK)]
     assert stats.chisquare(counts, law * GAMES).pvalue > ALPHA
@@ -285,7 +240,7 @@ def test_the_reshuffle_has_the_reference_law():
         other.apply(action)
         reference.append(feature(other.hands[1], other.discard))
     assert len(set(twin)) >= 8  # pairs of Fruit Flies, Hornets and the Hawk, 0-2 Murrays discarded
-    assert _same_law(reference, twin) > ALPHA
+    assert same_law(reference, twin) > ALPHA
 
 
 # ----- broken twins must fail the suite -----------------------------------------------------------
@@ -329,7 +284,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
     env = aligner.twin
     init = jax.jit(jax.vmap(env.init))
     reference = envs.make(NAME).unwrapped.observer
-    state = init(_keys(5, BATCH))
+    state = init(keys(5, BATCH))
     assert state.observation.shape == (BATCH, env.rules.observation_size)
     assert state.observation.dtype == jnp.float32 and state.legal_action_mask.dtype == jnp.bool_
     assert state.rewards.shape == (BATCH, 3) and state.current_player.dtype == jnp.int32
@@ -338,7 +293,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
     for t in range(400):
         mask = np.asarray(state.legal_action_mask)
         action = np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int32)
-        state = jax.device_get(aligner._step(state, jnp.asarray(action), _keys(100 + t, BATCH)))
+        state = jax.device_get(aligner._step(state, jnp.asarray(action), keys(100 + t, BATCH)))
         g = state._game
         held = [
             g.hands.sum((1, 2)),
@@ -354,7 +309,7 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
         assert np.allclose(state.rewards[done].sum(axis=1), 0.0, atol=1e-6)
         ended += int(done.sum())
         if done.any():  # deal those games again (auto-reset)
-            fresh = init(_keys(1000 + t, BATCH))
+            fresh = init(keys(1000 + t, BATCH))
             state = jax.tree_util.tree_map(functools.partial(_rows_where, done), fresh, state)
     assert ended > BATCH  # games ended and were dealt again
 
@@ -362,15 +317,15 @@ def test_jit_and_vmap_play_whole_games_that_keep_every_card():
 def test_an_illegal_action_loses_and_a_done_game_stays_done():
     aligner = aligner_for(3)
     env = aligner.twin
-    state = jax.jit(jax.vmap(env.init))(_keys(7, BATCH))
+    state = jax.jit(jax.vmap(env.init))(keys(7, BATCH))
     mask = np.asarray(state.legal_action_mask)
     illegal = np.array([np.flatnonzero(~row)[0] for row in mask], np.int32)
     illegal[1] = env.num_actions  # out of range
     illegal[2] = -1
-    after = jax.device_get(aligner._step(state, jnp.asarray(illegal), _keys(8, BATCH)))
+    after = jax.device_get(aligner._step(state, jnp.asarray(illegal), keys(8, BATCH)))
     assert after.terminated.all() and not after.truncated.any() and after.legal_action_mask.all()
     assert (after.rewards == np.array([-1.0, 0.5, 0.5], np.float32)).all()  # player_0 acted
-    again = jax.device_get(aligner._step(after, jnp.zeros(BATCH, jnp.int32), _keys(9, BATCH)))
+    again = jax.device_get(aligner._step(after, jnp.zeros(BATCH, jnp.int32), keys(9, BATCH)))
     assert (again.rewards == 0).all() and again.terminated.all()
     assert (again.observation == after.observation).all()
 
