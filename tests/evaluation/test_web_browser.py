@@ -48,6 +48,19 @@ def chromium_path() -> str | None:
     return None
 
 
+def loaded_widths(page, selector: str) -> list[int]:
+    """The natural widths of the images `selector` names, once each has finished loading or failed.
+
+    A click that navigates returns before the new page's images arrive (a loaded machine makes
+    that gap long); a broken image is complete with width 0, so the check still fails on one.
+    """
+    page.wait_for_load_state("load")
+    page.wait_for_function(
+        "sel => [...document.querySelectorAll(sel)].every(img => img.complete)", arg=selector
+    )
+    return page.locator(selector).evaluate_all("imgs => imgs.map(img => img.naturalWidth)")
+
+
 @pytest.fixture(scope="module")
 def browser():
     path = chromium_path()
@@ -169,8 +182,7 @@ def test_a_whole_game_of_chicken_by_clicking_shows_the_seat_only_its_own_view(pa
     assert told == table.narrator.history[table.human] and any(
         "bids" in line or "passes" in line for line in told
     )
-    image = page.locator("#picture")
-    assert image.evaluate("img => img.naturalWidth") > 0
+    assert loaded_widths(page, "#picture")[0] > 0
 
 
 #: Broken twins of the server: what each sends instead of the human seat's own view.
@@ -205,7 +217,7 @@ def test_a_recorded_game_is_replayed_step_by_step_from_any_seat(page, server):
     page.click("#viewer-player_1")
     assert "you are player_1" in page.inner_text("#view")
     assert page.locator("#told li").all_inner_texts() == made.told(3, 1)
-    assert page.locator("#picture").evaluate("img => img.naturalWidth") > 0
+    assert loaded_widths(page, "#picture")[0] > 0
     page.click("#last")
     assert page.inner_text("#step") == f"step {last} of {last}"
     assert made.frames[-1].game.over
@@ -217,6 +229,6 @@ def test_a_report_opens_with_its_plots(page, server):
     page.wait_for_load_state("load")
     report = page.inner_text("#report")
     assert "baseline" in report and "random" in report
-    widths = page.locator("#report img").evaluate_all("imgs => imgs.map(img => img.naturalWidth)")
+    widths = loaded_widths(page, "#report img")
     assert len(widths) >= 2 and all(width > 0 for width in widths)
     assert Path(server["runs"], "eval", "report.md").is_file()
