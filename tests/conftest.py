@@ -1,6 +1,7 @@
 """Suite-wide set-up: the tests must exercise this checkout's code, not another installed copy, and
 the programs they start must hear Ctrl-C."""
 
+import os
 import signal
 from pathlib import Path
 
@@ -8,7 +9,9 @@ import pytest
 
 
 def pytest_configure(config):
-    """Stop at once when `fowlplay.envs` resolves outside the repository under test."""
+    """Stop at once when `fowlplay.envs` resolves outside the repository under test; share JAX's
+    compiled programs between the suite's processes."""
+    _share_jax_compiles(Path(config.rootpath))
     import fowlplay.envs
 
     root = Path(config.rootpath).resolve()
@@ -19,6 +22,20 @@ def pytest_configure(config):
             "install this checkout (pip install -e .) or put a folder holding fowlplay/envs -> envs "
             "first on PYTHONPATH"
         )
+
+
+def _share_jax_compiles(root: Path) -> None:
+    """Point JAX's persistent compilation cache at `.pytest_cache/jax-compiles` (unless the caller
+    chose one), through the environment, so that jax is not imported here.
+
+    The twins' alignment suites compile each game's step once per shape in a process, but xdist
+    hands one module's tests to both workers, and the training, bench and docs tests start
+    subprocesses that compile the same twins again; with the cache, a program compiled once is read
+    back by the others. A cached program is the same executable (JAX keys it by the program, the
+    compile options and the versions), so the tests hold the same code either way.
+    """
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(root / ".pytest_cache" / "jax-compiles"))
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 
 
 def pytest_sessionstart(session):
