@@ -417,7 +417,10 @@ def training_table(
                 ppo_rate = rate if trainer == "ppo" else ppo_rate
                 share = loaded_shares([r for r in out if r["trainer"] == trainer]).get((name, "", load))
                 if trainer == "jax":
-                    settings = f"{row['num_envs']} games x {row['n_steps']} per update, batched twin"
+                    settings = (
+                        f"{row['num_envs']} games x {row['n_steps']} per update, batched twin; compiled "
+                        f"in {row['compile_seconds']:.0f} s before the first decision (not in the rate)"
+                    )
                 else:
                     settings = f"{row['vec_env']} x{row['n_envs']}, {row['torch_threads']} torch thread(s)"
                 cut = " (cut short by the time cap)" if row["cut"] else ""

@@ -109,7 +109,9 @@ def training_decisions_per_second(
     The config is `config_path`, else `<game>.yaml` found by `default_config(game, config_dir)`.
 
     Returns `game`, `config`, `load`, `decisions` (done: whole rollouts, so at least those asked
-    for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`, `cpu_seconds`
+    for unless cut), `seconds` (of learning, without start-up), `decisions_per_s`,
+    `compile_seconds` (trainer: jax's compile before the first decision, outside `seconds`; else
+    None), `cpu_seconds`
     (this process's CPU time for the whole call, start-up included; worker processes not counted),
     `cut` (the wall-clock cap stopped it), and the
     settings that decide the rate: `vec_env`, `n_envs`, `torch_threads`, `net_arch`, `n_epochs`.
@@ -136,6 +138,7 @@ def training_decisions_per_second(
         "decisions": result.timesteps,
         "seconds": result.seconds,
         "decisions_per_s": result.timesteps / result.seconds,
+        "compile_seconds": result.compile_seconds,
         "cpu_seconds": cpu,
         "cut": result.stopped_by_time,
         "vec_env": config.vec_env,

@@ -59,19 +59,23 @@ def _mlp(params: dict, net: str, x: jax.Array, depth: int, activation: str) -> j
     return x
 
 
-def forward(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str):
-    """(masked logits, value) of one observation or a batch."""
+def policy_logits(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str) -> jax.Array:
+    """Masked logits of one observation or a batch (the policy half alone: what an opponent needs)."""
     pi = _mlp(params, "policy_net", obs, depth, activation)
     logits = pi @ params["action_net.weight"].T + params["action_net.bias"]
+    return jnp.where(mask, logits, MASKED_LOGIT)
+
+
+def forward(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str):
+    """(masked logits, value) of one observation or a batch."""
     vf = _mlp(params, "value_net", obs, depth, activation)
     value = (vf @ params["value_net.weight"].T + params["value_net.bias"])[..., 0]
-    return jnp.where(mask, logits, MASKED_LOGIT), value
+    return policy_logits(params, obs, mask, depth, activation), value
 
 
 def probabilities(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str) -> jax.Array:
     """The masked action distribution (what the exported checkpoint must reproduce)."""
-    logits, _ = forward(params, obs, mask, depth, activation)
-    return jax.nn.softmax(logits, axis=-1)
+    return jax.nn.softmax(policy_logits(params, obs, mask, depth, activation), axis=-1)
 
 
 # ----- settings ----------------------------------------------------------------------------------
@@ -135,7 +139,8 @@ class Opponents(NamedTuple):
     ready: jax.Array  # int32 snapshots available
 
 
-#: A baseline as a traced function: (observation, legal mask, seat) -> action.
+#: A baseline as a traced function: (observation, legal mask, seat, wanted) -> action; rows not
+#: `wanted` get any action (it is discarded), so a host callback can skip them.
 Baseline = Any
 
 
@@ -203,7 +208,10 @@ class LearnerGames:
         def move(carry):
             game, key, first, reward, info, moves = carry
             key, act_key, step_key, deal_key = jax.random.split(key, 4)
-            opponent = self._opponent_action(game, act_key, opponents)
+            # Under vmap every row runs this body until the last row is done; only a row still
+            # going, past the learner's own action, plays an opponent's decision here.
+            deciding = ~first & going((game, key, first, reward, info, moves))
+            opponent = self._opponent_action(game, act_key, opponents, deciding)
             chosen = opponent if action is None else jnp.where(first, action, opponent)
             state = self.env.step(game.state, chosen, step_key)
             ended = state.terminated | state.truncated
@@ -240,18 +248,24 @@ class LearnerGames:
         """The learner's observation and legal mask (it is the learner's decision)."""
         return game.state.observation, game.state.legal_action_mask
 
-    def _opponent_action(self, game: Seat, key: jax.Array, opponents: Opponents) -> jax.Array:
+    def _opponent_action(
+        self, game: Seat, key: jax.Array, opponents: Opponents, deciding: jax.Array
+    ) -> jax.Array:
+        """The opponent's action at `game`'s decision; the baseline is asked only for a game it
+        seats whose decision this really is (`deciding`): its host callback skips the others."""
         state = game.state
         obs, mask = state.observation, state.legal_action_mask
         s = self.s
-        latest, _ = forward(opponents.latest, obs, mask, s.depth, s.activation)
-        snap_params = jax.tree_util.tree_map(lambda leaf: leaf[game.snapshot], opponents.snapshots)
-        snapshot, _ = forward(snap_params, obs, mask, s.depth, s.activation)
+        latest = policy_logits(opponents.latest, obs, mask, s.depth, s.activation)
+        # Every slot's logits, then this game's: under vmap that is a few batched matmuls, where
+        # indexing the weights by the game's slot would copy a network per game (4x the rollout).
+        slots = jax.vmap(lambda p: policy_logits(p, obs, mask, s.depth, s.activation))(opponents.snapshots)
+        snapshot = slots[game.snapshot]
         uniform = jnp.where(mask, 0.0, MASKED_LOGIT)
         logits = jnp.select([game.opponent == LATEST, game.opponent == SNAPSHOT], [latest, snapshot], uniform)
         action = jax.random.categorical(key, logits).astype(jnp.int32)
         if self.baseline is not None:
-            chosen = self.baseline(obs, mask, state.current_player)
+            chosen = self.baseline(obs, mask, state.current_player, deciding & (game.opponent == BASELINE))
             action = jnp.where(game.opponent == BASELINE, chosen, action)
         return action
 

@@ -80,26 +80,25 @@ def settings_of(config: TrainConfig, num_players: int):
 
 
 def baseline_callback(config: TrainConfig, aec):
-    """The game's Python baseline as a traced function (obs, mask, seat) -> action, through a host
-    callback: the baseline's own decisions, at Python speed, for the games that seat it."""
+    """The game's Python baseline as a traced function (obs, mask, seat, wanted) -> action, through a
+    host callback: the baseline's own decisions, at Python speed, for the rows `wanted` (the games
+    that seat it, at an opponent's decision); the other rows get 0 without calling it."""
     import jax
     import jax.numpy as jnp
 
     agent = envs.env_module(config.game).BaselineAgent(aec.unwrapped.options, seed=config.seed)
 
-    def decide(obs, mask, _seat):
-        obs, mask = np.asarray(obs), np.asarray(mask)
+    def decide(obs, mask, _seat, wanted):
+        obs, mask, wanted = np.asarray(obs), np.asarray(mask), np.asarray(wanted)
         flat_obs, flat_mask = obs.reshape(-1, obs.shape[-1]), mask.reshape(-1, mask.shape[-1])
         actions = np.zeros(len(flat_obs), np.int32)
-        for i in range(len(flat_obs)):
-            if flat_mask[i].all():  # a finished game's mask (Pgx: all True): nothing to decide
-                continue
+        for i in np.flatnonzero(wanted.reshape(-1)):
             actions[i] = agent.act(flat_obs[i], flat_mask[i].astype(np.int8))
         return actions.reshape(mask.shape[:-1])
 
-    def baseline(obs, mask, seat):
+    def baseline(obs, mask, seat, wanted):
         shape = jax.ShapeDtypeStruct(mask.shape[:-1], jnp.int32)
-        return jax.pure_callback(decide, shape, obs, mask, seat, vmap_method="expand_dims")
+        return jax.pure_callback(decide, shape, obs, mask, seat, wanted, vmap_method="expand_dims")
 
     return baseline
 
@@ -264,7 +263,7 @@ def run(
             picked = {**best.best, "checkpoint": str(run_dir / "best")}
         with signals.hold(stop_after=False):
             path = save(run_dir / "final", "final", timesteps, {"best": picked})
-    return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
+    return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked, compile_seconds)
 
 
 def _typed(key) -> bool:

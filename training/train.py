@@ -133,6 +133,8 @@ class RunResult:
     stopped_by_time: bool
     #: The best evaluation (timesteps, scores, score, checkpoint) when the run evaluated, else None.
     best: dict | None = None
+    #: Seconds spent compiling before the first decision (trainer: jax), not counted in `seconds`.
+    compile_seconds: float | None = None
 
 
 # ----- environments ---------------------------------------------------------------------------

@@ -156,3 +156,61 @@ def test_a_short_run_trains_is_scored_stops_on_sigterm_and_resumes(tmp_path):
     assert "stopped by SIGTERM" in err and "Traceback" not in err
     saved = [p for p in (long / "checkpoints").glob("step_*.json")]
     assert saved and json.loads(saved[0].read_text())["kind"] == "periodic"
+
+
+def test_the_baseline_callback_decides_only_the_rows_it_is_asked_for(monkeypatch):
+    from fowlplay.training.jax_train import baseline_callback
+
+    config = load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "jax"})
+    aec = envs.make("chicken_v1")
+    asked = []
+
+    def act(self, observation, action_mask):
+        asked.append(observation.copy())
+        return int(np.flatnonzero(action_mask)[-1])
+
+    monkeypatch.setattr(envs.env_module("chicken_v1").BaselineAgent, "act", act)
+    obs, masks = recorded_observations("chicken_v1", 4)
+    wanted = np.array([True, False, False, True])
+    baseline = jax.jit(baseline_callback(config, aec))
+    actions = np.asarray(baseline(obs, masks.astype(bool), np.zeros(4, np.int32), wanted))
+    assert len(asked) == 2 and (np.asarray(asked) == obs[wanted]).all()
+    assert (actions[wanted] == [np.flatnonzero(m)[-1] for m in masks[wanted]]).all()
+    assert (actions[~wanted] == 0).all()
+
+
+def test_the_baseline_is_asked_only_for_the_opponent_decisions_of_the_games_it_seats():
+    """Every row of the batch runs the opponents' loop until the last row is done: the baseline's
+    host callback must be asked only for an opponent's decision in a game that seats it."""
+    twin = envs.make_jax("chicken_v1")
+    num_envs = 4
+    s = jax_ppo.Settings(
+        num_envs=num_envs, num_steps=1, net_arch=(8,), activation="tanh", gamma=1.0, gae_lambda=1.0,
+        clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1, minibatch_size=4,
+        snapshot_slots=1, truncation_reward=None, learner_seat=0, opponent_weights=(0.0, 0.0, 0.5, 0.5),
+    )  # fmt: skip
+    asked, skipped = [], []
+
+    def decide(obs, mask, seat, wanted):
+        seat, wanted = np.asarray(seat), np.asarray(wanted)
+        asked.extend(seat[wanted].tolist())
+        skipped.extend(seat[~wanted].tolist())
+        return np.asarray(mask).argmax(-1).astype(np.int32)
+
+    def baseline(obs, mask, seat, wanted):
+        shape = jax.ShapeDtypeStruct(mask.shape[:-1], jax.numpy.int32)
+        return jax.pure_callback(decide, shape, obs, mask, seat, wanted, vmap_method="expand_dims")
+
+    games = jax_ppo.LearnerGames(twin, s, baseline)
+    params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
+    opponents = jax_ppo.Opponents(params, jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
+    keys = jax.random.split(jax.random.PRNGKey(3), num_envs)
+    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(keys, opponents)
+    kinds = np.asarray(batch.opponent)
+    assert (kinds == jax_ppo.RANDOM).any() and (kinds == jax_ppo.BASELINE).any()  # the seed's pool
+    step = jax.jit(jax.vmap(games.step, in_axes=(0, 0, 0, None)))
+    for i in range(6):
+        action = jax.numpy.asarray(np.asarray(batch.state.legal_action_mask).argmax(-1), jax.numpy.int32)
+        batch, *_ = step(batch, action, jax.random.split(jax.random.PRNGKey(i), num_envs), opponents)
+    assert asked and set(asked) == {1}  # the opponent's seat only, never the learner's decision
+    assert 1 in skipped  # an opponent's decision in a game the random opponent seats: not asked
