@@ -20,7 +20,11 @@ How the state is held, so that a step stays a few thousand vector operations und
   than t, the most birds of type t (`double`: a route doubles when more than half its birds share
   a type, i.e. count(t) > m, so m never needs to exceed (max_value - 1) // 2). A step reruns the
   programme only where a bird entered or left a grid (as the reference rescores only there);
-  under `vmap` only the games that need it run it (`_rescore_only_where_needed`).
+  under `vmap` only the games that need it run it (`_rescore_only_where_needed`). Each seat's
+  score and clear score are kept beside `points`, computed once a step for the murder check, the
+  observation and the returns alike.
+- Counts and pile places are the smallest integers that hold the deck's size (int8 for every
+  published deck), and seats are turned to an observer's order by selects, never by a gather.
 
 Chance: the deck's order is fixed once, at the deal, and never again: the game ends when a turn
 would start with an empty deck. `init` mixes a 32-bit `seed` from the key's own data, and every
@@ -81,14 +85,16 @@ class GameState:
     seed: jax.Array  # uint32: the order of a deck the twin dealt (see `_deck_pick`)
     piles: jax.Array  # int8 [n, deck_size] each discard pile, bottom first, top at pile_len - 1
     pile_len: jax.Array  # int32 [n]
-    pile_counts: jax.Array  # int32 [n, K] copies of each card id in each pile
-    slot_at: jax.Array  # int32 [n, deck_size] stack position of each `pile_order` slot's card (-1 none)
-    hands: jax.Array  # int32 [n, K] copies of each card id in each hand
-    known: jax.Array  # int32 [n, K] copies everyone saw go into each hand (and not leave it)
+    pile_counts: jax.Array  # int8 [n, K] copies of each card id in each pile (`Twin.count_dtype`)
+    slot_at: jax.Array  # int8 [n, deck_size] stack position of each `pile_order` slot's card (-1 none)
+    hands: jax.Array  # int8 [n, K] copies of each card id in each hand
+    known: jax.Array  # int8 [n, K] copies everyone saw go into each hand (and not leave it)
     grids: jax.Array  # int8 [n, cells] card id per cell, -1 empty
     owner: jax.Array  # int8 [birds] by rank: the seat whose grid holds each bird, -1 none
     sides: jax.Array  # int8 [birds, 4] by rank: the ranks of the birds beside it (up, down, left, right; -1)
-    points: jax.Array  # int32 [birds] by rank: best route points among routes ending on each bird
+    points: jax.Array  # int8 [birds] by rank: best route points among routes ending on each bird
+    score: jax.Array  # int32 [n] each seat's best route points
+    clear: jax.Array  # int32 [n] each seat's best route points among routes whose end type is not recorded
     wiles: jax.Array  # int32 [4] wiles of each kind lying in some grid (`Wile` order)
     alive: jax.Array  # bool [n]
     murdered: jax.Array  # bool [n]
@@ -165,6 +171,11 @@ class Twin(TwinRules):
         self.deck_size = o.deck_size
         if o.deck_size >= 1 << 16:
             raise ValueError(f"the JAX twin deals at most 65535 cards; got a deck of {o.deck_size}")
+        #: Copies of a card and places in a pile are below deck_size: held in the smallest signed
+        #: integer that fits (int8 for every published deck), so a step copies fewer bytes.
+        self.count_dtype = next(
+            d for d in (jnp.int8, jnp.int16, jnp.int32) if o.deck_size <= jnp.iinfo(d).max
+        )
         self.centre = o.cells // 2
         self.margin, self.min_route = o.murder_margin, o.min_route
         self.murder_card = self.birds + int(Wile.MURDER)
@@ -184,6 +195,7 @@ class Twin(TwinRules):
         self._route_tables(o)
         self._observation_tables(o)
         self._route_points_jit = jax.jit(self.route_points)  # for converting reference games
+        self._scores_jit = jax.jit(self._scores)
         self._rescore = _rescore_only_where_needed(self.route_points)
 
     # ----- tables ------------------------------------------------------------------------------
@@ -241,31 +253,44 @@ class Twin(TwinRules):
     # ----- small helpers --------------------------------------------------------------------------
     def _relative(self, x: jax.Array, player: jax.Array) -> jax.Array:
         """`x` with its leading (seat) axis in `player`'s relative order (0 = player, 1 = their left)."""
-        # A slice of the seats twice over: it fuses into its consumers, where a gather would not.
-        return jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x]), player % self.n, self.n)
+        # One select per other rotation: under vmap a slice at each game's own seat is a gather,
+        # which XLA on CPU runs element by element (an 88-number piece cost as much as 800 others).
+        shift = player % self.n
+        out = x
+        for r in range(1, self.n):
+            out = jnp.where(shift == r, jnp.roll(x, -r, axis=0), out)
+        return out
 
     def _frontier(self, grids: jax.Array) -> jax.Array:
         """bool [n, cells]: the empty cells a card may go on (the centre of an empty grid)."""
         n, s = self.n, self.size
         taken = (grids != EMPTY).reshape(n, s, s)
-        beside = jnp.zeros_like(taken)
-        beside = beside.at[:, 1:, :].set(beside[:, 1:, :] | taken[:, :-1, :])
-        beside = beside.at[:, :-1, :].set(beside[:, :-1, :] | taken[:, 1:, :])
-        beside = beside.at[:, :, 1:].set(beside[:, :, 1:] | taken[:, :, :-1])
-        beside = beside.at[:, :, :-1].set(beside[:, :, :-1] | taken[:, :, 1:])
+        # Each side's neighbour by a shifted copy (pads fuse into one loop; scatters did not).
+        shift = lambda x, axis, low, high: jax.lax.pad(  # noqa: E731 - a short local alias
+            x, False, [(low, high, 0) if a == axis else (0, 0, 0) for a in range(3)]
+        )
+        beside = (
+            shift(taken[:, :-1, :], 1, 1, 0)  # the cell above is taken
+            | shift(taken[:, 1:, :], 1, 0, 1)
+            | shift(taken[:, :, :-1], 2, 1, 0)
+            | shift(taken[:, :, 1:], 2, 0, 1)
+        )
         empty_grid = ~taken.reshape(n, -1).any(axis=1)
         centre = jnp.arange(self.cells) == self.centre
         edge = (~taken & beside).reshape(n, -1)
         return jnp.where(empty_grid[:, None], centre[None, :], edge)
 
-    def _scores(self, g: GameState) -> tuple[jax.Array, jax.Array]:
+    def _scores(
+        self, owner: jax.Array, points: jax.Array, recorded: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
         """(score, clear score) of every seat: its best route, and its best route whose end type is
-        not recorded against it."""
-        mine = g.owner[None, :] == self._seats[:, None]  # [n, birds]
+        not recorded against it (computed once a step, kept in the state)."""
+        mine = owner[None, :] == self._seats[:, None]  # [n, birds]
         kind = jnp.arange(self.birds) % self.types  # ranks are value-major
-        barred = jnp.take(g.recorded, kind, axis=1, mode="clip")  # [n, birds]
-        score = jnp.where(mine, g.points[None, :], 0).max(axis=1)
-        clear = jnp.where(mine & ~barred, g.points[None, :], 0).max(axis=1)
+        barred = jnp.take(recorded, kind, axis=1, mode="clip")  # [n, birds]
+        points = points.astype(jnp.int32)[None, :]
+        score = jnp.where(mine, points, 0).max(axis=1)
+        clear = jnp.where(mine & ~barred, points, 0).max(axis=1)
         return score, clear
 
     def _escalated(self, g: GameState) -> jax.Array:
@@ -314,7 +339,7 @@ class Twin(TwinRules):
         doubled = (count > others) & (length >= self.min_route)
         best = jnp.where(doubled, 2 * length, 0).max(axis=2)
         best = jnp.maximum(best, jnp.where(plain >= self.min_route, plain, 0))
-        return best.reshape(-1)
+        return best.reshape(-1).astype(jnp.int8)  # at most 2 * max_value <= 40
 
     def _rescored(self, need: jax.Array, owner: jax.Array, sides: jax.Array, points: jax.Array):
         """`points` with the route programme rerun where `need` (only there, under vmap)."""
@@ -350,10 +375,11 @@ class Twin(TwinRules):
         tops = jnp.stack(dealt[:n])
         first, second = jnp.stack(dealt[n::2]), jnp.stack(dealt[n + 1 :: 2])
         piles = jnp.full((n, d), EMPTY, jnp.int8).at[:, 0].set(tops.astype(jnp.int8))
-        pile_counts = jax.nn.one_hot(tops, self.kinds, dtype=i32)
+        c8 = self.count_dtype
+        pile_counts = jax.nn.one_hot(tops, self.kinds, dtype=c8)
         first_slot = jnp.take(jnp.asarray(self._first_slot), tops, mode="clip")
-        slot_at = jnp.where(jnp.arange(d)[None, :] == first_slot[:, None], 0, -1).astype(i32)
-        hands = jax.nn.one_hot(first, self.kinds, dtype=i32) + jax.nn.one_hot(second, self.kinds, dtype=i32)
+        slot_at = jnp.where(jnp.arange(d)[None, :] == first_slot[:, None], 0, -1).astype(c8)
+        hands = jax.nn.one_hot(first, self.kinds, dtype=c8) + jax.nn.one_hot(second, self.kinds, dtype=c8)
         return GameState(
             deck=deck.astype(jnp.int8),
             deck_len=length,
@@ -364,11 +390,13 @@ class Twin(TwinRules):
             pile_counts=pile_counts,
             slot_at=slot_at,
             hands=hands,
-            known=jnp.zeros((n, self.kinds), i32),
+            known=jnp.zeros((n, self.kinds), c8),
             grids=jnp.full((n, self.cells), EMPTY, jnp.int8),
             owner=jnp.full(self.birds, -1, jnp.int8),
             sides=jnp.full((self.birds, 4), EMPTY, jnp.int8),
-            points=jnp.zeros(self.birds, i32),
+            points=jnp.zeros(self.birds, jnp.int8),
+            score=jnp.zeros(n, i32),
+            clear=jnp.zeros(n, i32),
             wiles=jnp.zeros(len(Wile), i32),
             alive=jnp.ones(n, bool),
             murdered=jnp.zeros(n, bool),
@@ -491,9 +519,10 @@ class Twin(TwinRules):
         mine = seats[:, None] == me
         gained = mine & (card_ids[None, :] == drawn) & is_draw
         lost = mine & (card_ids[None, :] == hand_card) & (is_discard | is_play)
-        hands = g.hands + gained - lost
-        known = g.known + (gained & is_pile)
-        known = known - (lost & (known > 0))
+        c8 = self.count_dtype
+        hands = (g.hands + gained - lost).astype(c8)
+        known = (g.known + (gained & is_pile)).astype(c8)
+        known = (known - (lost & (known > 0))).astype(c8)
 
         # Discard piles: one push (a discard, a bird hit by a Discard wile) or one pop (a draw).
         push = is_discard | to_victim_pile
@@ -502,7 +531,8 @@ class Twin(TwinRules):
         delta = push.astype(i32) - is_pile.astype(i32)
         at_seat = seats == pile_seat
         pile_len = g.pile_len + at_seat * delta
-        pile_counts = g.pile_counts + (at_seat[:, None] & (card_ids[None, :] == pile_card)) * delta
+        moved_card = at_seat[:, None] & (card_ids[None, :] == pile_card)
+        pile_counts = (g.pile_counts + moved_card * delta).astype(c8)
         top_at = pile_seat * self.deck_size + jnp.take(g.pile_len, pile_seat, mode="clip")
         flat_piles = g.piles.reshape(-1)
         old_slot = jnp.take(flat_piles, top_at, mode="clip")
@@ -529,7 +559,7 @@ class Twin(TwinRules):
         points = self._rescored(moved, g2.owner, g2.sides, g.points)
 
         # The murder: checked on the scores before it (nothing in a grid changes at this step).
-        score, _ = self._scores(g)
+        score = g.score
         m_victim = (me + a - b["murder"] + 1) % n
         lead = jnp.take(score, m_victim, mode="clip") >= jnp.take(score, me, mode="clip") + self.margin
         succeeds = self._escalated(g) | lead
@@ -540,6 +570,7 @@ class Twin(TwinRules):
         kind_held = (victim_hand[:birds].reshape(self.types, self.values) > 0).any(axis=1)
         recorded = g.recorded | (mine & kind_held[None, :] & is_murder & succeeds)
         known = jnp.where(struck[:, None], hands, known)
+        score, clear = self._scores(g2.owner, points, recorded)
 
         # What comes next.
         after = g.replace(
@@ -555,6 +586,8 @@ class Twin(TwinRules):
             owner=g2.owner,
             sides=g2.sides,
             points=points,
+            score=score,
+            clear=clear,
             wiles=wiles,
             alive=alive,
             murdered=g.murdered | struck,
@@ -621,7 +654,7 @@ class Twin(TwinRules):
         n, f32 = self.n, jnp.float32
         player = jnp.asarray(player, jnp.int32)
         rel = lambda x: self._relative(x, player)  # noqa: E731 - a short local alias
-        score, clear = self._scores(g)
+        score, clear = g.score, g.clear
         escalated = self._escalated(g)
         grids = rel(g.grids).astype(jnp.int32)
         tops = jnp.take_along_axis(g.piles, jnp.clip(g.pile_len - 1, 0)[:, None], axis=1)[:, 0]
@@ -685,11 +718,12 @@ class Twin(TwinRules):
         old = g.slot_at
         row = self._slot_card[None, :] == card
         length = jnp.take(g.pile_len, seat, mode="clip")
-        down = jax.lax.pad(old[:, :-1], -1, [(0, 0, 0), (1, 0, 0)])  # slot s takes slot s - 1
-        up = jax.lax.pad(old[:, 1:], -1, [(0, 0, 0), (0, 1, 0)])  # slot s takes slot s + 1
+        none = jnp.asarray(-1, old.dtype)
+        down = jax.lax.pad(old[:, :-1], none, [(0, 0, 0), (1, 0, 0)])  # slot s takes slot s - 1
+        up = jax.lax.pad(old[:, 1:], none, [(0, 0, 0), (0, 1, 0)])  # slot s takes slot s + 1
         pushed = jnp.where(self._slot_first[None, :], length, down)
         popped = jnp.where(self._slot_last[None, :], -1, up)
-        new = jnp.where(push, pushed, jnp.where(pop, popped, old))
+        new = jnp.where(push, pushed, jnp.where(pop, popped, old)).astype(old.dtype)
         return jnp.where((self._seats[:, None] == seat) & row, new, old)
 
     def _pile_order(self, g: GameState) -> jax.Array:
@@ -712,9 +746,8 @@ class Twin(TwinRules):
 
     def returns(self, g: GameState) -> jax.Array:
         """Win rewards among players still playing and not arrested; nobody eligible: all 0."""
-        score, clear = self._scores(g)
-        arrested = g.recorded.any(axis=1) & (clear < score)
-        return win_rewards(best_players(score, g.alive & ~arrested))
+        arrested = g.recorded.any(axis=1) & (g.clear < g.score)
+        return win_rewards(best_players(g.score, g.alive & ~arrested))
 
     def public(self, g: GameState) -> tuple[jax.Array, ...]:
         """What every seat knows: grids, piles (in order), hand sizes and seen hand cards, the deck's
@@ -777,6 +810,8 @@ class Twin(TwinRules):
         for p, types in enumerate(game.recorded):
             recorded[p, sorted(types)] = True
         points = np.asarray(self._route_points_jit(owner, sides))
+        score, clear = (np.asarray(x) for x in self._scores_jit(owner, points, recorded))
+        c8 = self.count_dtype
         return GameState(
             deck=as_array(deck, np.int8),
             deck_len=as_array(len(game.deck), i32),
@@ -784,14 +819,16 @@ class Twin(TwinRules):
             seed=as_array(0, np.uint32),
             piles=as_array(piles, np.int8),
             pile_len=as_array([len(pile) for pile in game.piles], i32),
-            pile_counts=as_array([counts(pile) for pile in game.piles], i32),
-            slot_at=as_array(slot_at, i32),
-            hands=as_array([counts(hand) for hand in game.hands], i32),
-            known=as_array([counts(seen) for seen in game.known], i32),
+            pile_counts=as_array([counts(pile) for pile in game.piles], c8),
+            slot_at=as_array(slot_at, c8),
+            hands=as_array([counts(hand) for hand in game.hands], c8),
+            known=as_array([counts(seen) for seen in game.known], c8),
             grids=as_array(grids, np.int8),
             owner=as_array(owner, np.int8),
             sides=as_array(sides, np.int8),
-            points=as_array(points, i32),
+            points=as_array(points, np.int8),
+            score=as_array(score, i32),
+            clear=as_array(clear, i32),
             wiles=as_array(wiles, i32),
             alive=as_array(game.alive, bool),
             murdered=as_array(game.murdered, bool),
