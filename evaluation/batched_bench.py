@@ -39,13 +39,33 @@ def random_legal_actions(key, mask):
     import jax
     import jax.numpy as jnp
 
-    counts = mask.sum(axis=-1)
+    # The mask as 32-bit words, so that counting and finding legal ids are a few integer operations
+    # per row rather than a prefix sum over every id (an associative scan of 47 ids cost twice this).
+    words = -(-mask.shape[-1] // 32)
+    padded = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, words * 32 - mask.shape[-1])])
+    bits = padded.reshape(*mask.shape[:-1], words, 32).astype(jnp.uint32) << jnp.arange(32, dtype=jnp.uint32)
+    packed = bits.sum(axis=-1, dtype=jnp.uint32)
+    legal = jax.lax.population_count(packed).astype(jnp.int32)  # legal ids per word
+    counts = legal.sum(axis=-1)
     pick = jnp.floor(jax.random.uniform(key, counts.shape) * counts).astype(jnp.int32)
     pick = jnp.minimum(pick, jnp.maximum(counts - 1, 0))  # uniform() < 1, but float32 rounds up
-    # The chosen id is how many ids still have at most `pick` legal ids up to them. An associative
-    # scan, not jnp.cumsum: XLA on CPU sums each prefix afresh (47 actions: 3x the whole policy).
-    running = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32), axis=-1)
-    chosen = (running <= pick[..., None]).sum(axis=-1)
+    # The word holding the pick-th legal id (from 0), and the pick's rank among that word's ids.
+    word, rank, chosen = jnp.zeros_like(packed[..., 0]), pick, jnp.zeros_like(pick)
+    before = jnp.zeros_like(pick)
+    for j in range(words):
+        here = (before <= pick) & (pick < before + legal[..., j])
+        word = jnp.where(here, packed[..., j], word)
+        rank = jnp.where(here, pick - before, rank)
+        chosen = jnp.where(here, 32 * j, chosen)
+        before = before + legal[..., j]
+    # Within the word, halve the bits five times: go high when the low half has at most `rank` ids.
+    for width in (16, 8, 4, 2, 1):
+        low = word & jnp.uint32((1 << width) - 1)
+        below = jax.lax.population_count(low).astype(jnp.int32)
+        high = rank >= below
+        rank = jnp.where(high, rank - below, rank)
+        word = jnp.where(high, word >> width, low)
+        chosen = chosen + jnp.where(high, width, 0)
     return jnp.where(counts > 0, chosen, 0).astype(jnp.int32)
 
 

@@ -22,12 +22,17 @@ import jax.numpy as jnp
 import numpy as np
 from fowlplay.envs.chicken.observation import number_points
 from fowlplay.envs.chicken.rules import FOOT, ChickenOptions
-from fowlplay.envs.core.twin import TwinRules, as_array, exact_ratio, final_rewards, pytree_dataclass
+from fowlplay.envs.core.twin import (
+    TwinRules,
+    as_array,
+    exact_ratio,
+    final_rewards,
+    key_words,
+    pytree_dataclass,
+)
 
 #: The lazy deck's integer draw multiplies 16-bit halves: a deck must hold fewer cards than this.
 MAX_TWIN_DECK = 1 << 16
-#: Iterations of the draw loop unrolled into one (when they divide it).
-_DRAW_UNROLL = 5
 _GOLDEN = np.uint32(0x9E3779B9)
 
 
@@ -110,7 +115,7 @@ class Twin(TwinRules):
             deck_counts=jnp.asarray(self.full_counts),
             order=jnp.zeros(self.deck_size + self.draws, jnp.int8),
             explicit=jnp.zeros((), bool),
-            seed=jax.random.bits(key, (2,), jnp.uint32),
+            seed=jnp.stack(key_words(key, 2)),
             scores=zeros,
             last_tally=zeros,
             round=jnp.ones((), jnp.int32),
@@ -128,25 +133,23 @@ class Twin(TwinRules):
         """Counts per kind of the next `count` cards of the deck (explicit or lazy): what a draw of
         `count` cards takes (`count` at most min(bid_cap, deck size))."""
         kinds = jnp.arange(self.kinds, dtype=jnp.int32)
+        draws = jnp.arange(self.draws, dtype=jnp.int32)
+        taken = draws < count
         left = game.deck_counts.sum()
         pos = self.deck_size - left
         upcoming = jax.lax.dynamic_slice(game.order, (pos,), (self.draws,)).astype(jnp.int32)
+        explicit = ((upcoming[:, None] == kinds) & taken[:, None]).sum(0, dtype=jnp.int32)
+        # The lazy deck: draw i takes the r-th of the cards left in kind order, r uniform below them.
+        # Each r hangs on the seed and the position only, so every hash is computed at once.
         base = game.seed[0] + pos.astype(jnp.uint32) * _GOLDEN
-
-        def one(i, carry):
-            counts, drawn = carry
-            u = _mix(_mix(base + jnp.uint32(i) * _GOLDEN) ^ game.seed[1])
-            r = _below(u, left - i)  # uniform over the cards left: which one comes next
-            below_kind = jnp.cumsum(counts) - counts  # cards of the kinds before each kind
-            lazy = (below_kind <= r) & (r < below_kind + counts)
-            card = jnp.where(game.explicit, kinds == upcoming[i], lazy) & (i < count)
-            card = card.astype(jnp.int32)
-            return counts - card, drawn + card
-
-        carry = (game.deck_counts, jnp.zeros(self.kinds, jnp.int32))
+        r = _below(_mix(_mix(base + draws.astype(jnp.uint32) * _GOLDEN) ^ game.seed[1]), left - draws)
+        # upper[j]: the cards left of kinds 0..j. Taking the card at r lowers each bound above r by
+        # one: a compare and a subtract per draw where a running count per kind would need a cumsum.
+        upper = jax.lax.associative_scan(jnp.add, game.deck_counts)
         # A loop, not straight-line code: XLA would copy an unrolled chain into every reader's fusion.
-        unroll = _DRAW_UNROLL if self.draws % _DRAW_UNROLL == 0 else 1
-        return jax.lax.fori_loop(0, self.draws, one, carry, unroll=unroll)[1]
+        upper = jax.lax.fori_loop(0, self.draws, lambda i, upper: upper - ((upper > r[i]) & taken[i]), upper)
+        lazy = game.deck_counts - jnp.diff(upper, prepend=0)
+        return jnp.where(game.explicit, explicit, lazy)
 
     # ----- a decision and what it sets off --------------------------------------------------
     def step(self, game: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
@@ -190,7 +193,7 @@ class Twin(TwinRules):
         phase_starter = jnp.where(next_round, round_starter, phase_starter)
         fresh_phase = new_phase | next_round
         # Every card goes back into the deck at a tally, the game's last one included.
-        seed = jax.random.bits(key, (2,), jnp.uint32)
+        seed = jnp.stack(key_words(key, 2))
         stepped = GameState(
             hands=jnp.where(round_ends, 0, hands),
             deck_counts=jnp.where(round_ends, jnp.asarray(self.full_counts), deck_counts),

@@ -116,6 +116,23 @@ def _long_division(a: jax.Array, d: int) -> jax.Array:
     return jnp.where(nonzero, jnp.where(a < 0, -value, value), jnp.float32(0.0))
 
 
+def fmix32(h: jax.Array) -> jax.Array:
+    """MurmurHash3's 32-bit finaliser: a bijection whose every output bit depends on every input bit."""
+    h = h ^ (h >> 16)
+    h = h * jnp.uint32(0x85EBCA6B)
+    h = h ^ (h >> 13)
+    h = h * jnp.uint32(0xC2B2AE35)
+    return h ^ (h >> 16)
+
+
+def key_words(key: jax.Array, count: int) -> list[jax.Array]:
+    """`count` uint32 words from a PRNG key (k0, k1 its first two key words): word i is
+    fmix32(k1 ^ fmix32(k0 + (i + 1) * 0x9E3779B9)), a few integer operations where `jax.random.bits`
+    runs a threefry hash (the twins' chi-square tests hold their deals to the reference's law)."""
+    k = jax.random.key_data(key).astype(jnp.uint32)
+    return [fmix32(k[1] ^ fmix32(k[0] + jnp.uint32(0x9E3779B9 * (i + 1) & 0xFFFFFFFF))) for i in range(count)]
+
+
 def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
     """Leaf-wise `jnp.where` of two pytrees of the same structure (a scalar condition)."""
     return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)

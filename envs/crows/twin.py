@@ -14,7 +14,7 @@ How the state is held, so that one step costs a few hundred vector operations un
 Chance: the deck. A deck converted from the reference (`from_reference`) keeps the reference's
 order (`ordered`, cards in `deck`, top last) and is popped exactly as the reference pops it. A deck
 the twin deals or reshuffles itself is held as its composition and a 32-bit `seed` hashed from the
-step's key (`_key_words`): the card at deck size m is the r-th card of the composition in value
+step's key (`key_words`): the card at deck size m is the r-th card of the composition in value
 order, r = floor(h * m / 2**32) with h = fmix32(seed ^ m * 0x9E3779B9) (MurmurHash3's finaliser).
 For one seed that fixes the whole order at the deal or reshuffle (the order is only read lazily,
 one card per draw), and drawing uniformly among the cards left at each draw is exactly a uniform
@@ -32,7 +32,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fowlplay.envs.core.twin import TwinRules, as_array, exact_ratio, final_rewards, pytree_dataclass
+from fowlplay.envs.core.twin import (
+    TwinRules,
+    as_array,
+    exact_ratio,
+    final_rewards,
+    fmix32,
+    key_words,
+    pytree_dataclass,
+)
 from fowlplay.envs.crows.rules import Decision, Pile
 
 _KEEP, _PRESS, _PLACE, _COIN, _CLAIM = (int(d) for d in Decision)
@@ -127,25 +135,6 @@ def _float32_sums(step: float, count: int) -> Any:
     return lambda k: table[jnp.clip(k, 0, count)]
 
 
-def _fmix32(h: jax.Array) -> jax.Array:
-    """MurmurHash3's 32-bit finaliser: a bijection whose every output bit depends on every input bit."""
-    h = h ^ (h >> 16)
-    h = h * jnp.uint32(0x85EBCA6B)
-    h = h ^ (h >> 13)
-    h = h * jnp.uint32(0xC2B2AE35)
-    return h ^ (h >> 16)
-
-
-def _key_words(key: jax.Array, count: int) -> list[jax.Array]:
-    """`count` uint32 words from a PRNG key (k0, k1 its first two key words): word i is
-    fmix32(k1 ^ fmix32(k0 + (i + 1) * 0x9E3779B9)), a few integer operations where `jax.random.bits`
-    runs a threefry hash (the chi-square tests hold the deals and reshuffles to the reference's law)."""
-    k = jax.random.key_data(key).astype(jnp.uint32)
-    return [
-        _fmix32(k[1] ^ _fmix32(k[0] + jnp.uint32(0x9E3779B9 * (i + 1) & 0xFFFFFFFF))) for i in range(count)
-    ]
-
-
 def _below(h: jax.Array, m: jax.Array) -> jax.Array:
     """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16: uniform in [0, m) for a uniform h."""
     m = m.astype(jnp.uint32)
@@ -232,7 +221,7 @@ class Twin(TwinRules):
         seed = jnp.where(reshuffle, seed, g.seed)
         ordered = g.ordered & ~reshuffle
         top = g.deck[jnp.clip(size - 1, 0, self.deck_size - 1)].astype(jnp.int32)
-        r = _below(_fmix32(seed ^ (size.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))), size)
+        r = _below(fmix32(seed ^ (size.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))), size)
         drawn = 1 + (jnp.cumsum(counts) <= r).sum()
         has = do & (size > 0)
         card = jnp.where(has, jnp.where(ordered, top, drawn), 0)
@@ -278,7 +267,7 @@ class Twin(TwinRules):
         g = GameState(
             deck=jnp.zeros(self.deck_size, jnp.int8),
             ordered=jnp.zeros((), bool),
-            seed=_key_words(key, 1)[0],
+            seed=key_words(key, 1)[0],
             deck_len=jnp.asarray(self.deck_size, jnp.int32),
             deck_counts=jnp.full(v, self.copies, jnp.int32),
             discard=zeros_v,
@@ -315,7 +304,7 @@ class Twin(TwinRules):
             effect == i for i in range(len(_EFFECTS))
         )
         to_run, to_set = pile == _RUN, pile == _SET
-        reveal_seed, turn_seed = _key_words(key, 2)
+        reveal_seed, turn_seed = key_words(key, 2)
         p, seats = g.turn_player, jnp.arange(n)
         at_p = seats == p
         run_p, value_p, size_p = g.run[p], g.set_value[p], g.set_size[p]
