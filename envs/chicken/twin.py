@@ -25,6 +25,7 @@ from fowlplay.envs.chicken.rules import FOOT, ChickenOptions
 from fowlplay.envs.core.twin import (
     TwinRules,
     as_array,
+    below,
     exact_ratio,
     final_rewards,
     key_words,
@@ -65,13 +66,6 @@ def _mix(x: jax.Array) -> jax.Array:
     x = x ^ (x >> 15)
     x = x * jnp.uint32(0x846CA68B)
     return x ^ (x >> 16)
-
-
-def _below(u: jax.Array, n: jax.Array) -> jax.Array:
-    """floor(u * n / 2**32) for uint32 `u` and 0 <= n < 2**16, exact in 32-bit arithmetic."""
-    n = n.astype(jnp.uint32)
-    high, low = u >> 16, u & jnp.uint32(0xFFFF)
-    return ((high * n + ((low * n) >> 16)) >> 16).astype(jnp.int32)
 
 
 class Twin(TwinRules):
@@ -142,7 +136,7 @@ class Twin(TwinRules):
         # The lazy deck: draw i takes the r-th of the cards left in kind order, r uniform below them.
         # Each r hangs on the seed and the position only, so every hash is computed at once.
         base = game.seed[0] + pos.astype(jnp.uint32) * _GOLDEN
-        r = _below(_mix(_mix(base + draws.astype(jnp.uint32) * _GOLDEN) ^ game.seed[1]), left - draws)
+        r = below(_mix(_mix(base + draws.astype(jnp.uint32) * _GOLDEN) ^ game.seed[1]), left - draws)
         # upper[j]: the cards left of kinds 0..j. Taking the card at r lowers each bound above r by
         # one: a compare and a subtract per draw where a running count per kind would need a cumsum.
         upper = jax.lax.associative_scan(jnp.add, game.deck_counts)

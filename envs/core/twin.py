@@ -125,6 +125,14 @@ def fmix32(h: jax.Array) -> jax.Array:
     return h ^ (h >> 16)
 
 
+def below(h: jax.Array, m: jax.Array) -> jax.Array:
+    """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16, exact in 32-bit arithmetic: uniform
+    in [0, m) for a uniform h (a twin's draw of the r-th remaining card)."""
+    m = m.astype(jnp.uint32)
+    high, low = h >> 16, h & jnp.uint32(0xFFFF)
+    return ((high * m + ((low * m) >> 16)) >> 16).astype(jnp.int32)
+
+
 def key_words(key: jax.Array, count: int) -> list[jax.Array]:
     """`count` uint32 words from a PRNG key (k0, k1 its first two key words): word i is
     fmix32(k1 ^ fmix32(k0 + (i + 1) * 0x9E3779B9)), a few integer operations where `jax.random.bits`

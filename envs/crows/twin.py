@@ -35,6 +35,7 @@ import numpy as np
 from fowlplay.envs.core.twin import (
     TwinRules,
     as_array,
+    below,
     exact_ratio,
     final_rewards,
     fmix32,
@@ -135,13 +136,6 @@ def _float32_sums(step: float, count: int) -> Any:
     return lambda k: table[jnp.clip(k, 0, count)]
 
 
-def _below(h: jax.Array, m: jax.Array) -> jax.Array:
-    """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16: uniform in [0, m) for a uniform h."""
-    m = m.astype(jnp.uint32)
-    high, low = h >> 16, h & jnp.uint32(0xFFFF)
-    return ((high * m + ((low * m) >> 16)) >> 16).astype(jnp.int32)
-
-
 class Twin(TwinRules):
     """Murder, She Crows for one option set, every player count (2-5) and rule option."""
 
@@ -221,7 +215,7 @@ class Twin(TwinRules):
         seed = jnp.where(reshuffle, seed, g.seed)
         ordered = g.ordered & ~reshuffle
         top = g.deck[jnp.clip(size - 1, 0, self.deck_size - 1)].astype(jnp.int32)
-        r = _below(fmix32(seed ^ (size.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))), size)
+        r = below(fmix32(seed ^ (size.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))), size)
         drawn = 1 + (jnp.cumsum(counts) <= r).sum()
         has = do & (size > 0)
         card = jnp.where(has, jnp.where(ordered, top, drawn), 0)

@@ -42,7 +42,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fowlplay.envs.core.twin import TwinRules, as_array, best_players, pytree_dataclass, win_rewards
+from fowlplay.envs.core.twin import (
+    TwinRules,
+    as_array,
+    below,
+    best_players,
+    fmix32,
+    pytree_dataclass,
+    win_rewards,
+)
 from fowlplay.envs.fowl.observation import cell_features, pile_slots
 from fowlplay.envs.fowl.rules import EMPTY, Decision, Wile, full_deck
 
@@ -57,22 +65,6 @@ _NONE = -1
 #: Under vmap, the games that need their routes rescored are gathered into chunks of an eighth of
 #: the batch (a step rescores about one game in five), and only those chunks run the programme.
 _RESCORE_CHUNKS = 8
-
-
-def _fmix32(h: jax.Array) -> jax.Array:
-    """MurmurHash3's 32-bit finaliser: a bijection whose every output bit depends on every input bit."""
-    h = h ^ (h >> 16)
-    h = h * jnp.uint32(0x85EBCA6B)
-    h = h ^ (h >> 13)
-    h = h * jnp.uint32(0xC2B2AE35)
-    return h ^ (h >> 16)
-
-
-def _below(h: jax.Array, m: jax.Array) -> jax.Array:
-    """floor(h * m / 2**32) for a uint32 `h` and 0 <= m < 2**16: uniform in [0, m) for a uniform h."""
-    m = m.astype(jnp.uint32)
-    high, low = h >> 16, h & jnp.uint32(0xFFFF)
-    return ((high * m + ((low * m) >> 16)) >> 16).astype(jnp.int32)
 
 
 @pytree_dataclass
@@ -351,8 +343,8 @@ class Twin(TwinRules):
         floor(h * length / 2**32) with h = fmix32(seed ^ length * 0x9E3779B9) (MurmurHash3's
         finaliser): one card uniformly among those left at each draw, which is exactly a uniform
         shuffle's order, all of it fixed by the seed drawn at the deal."""
-        h = _fmix32(seed ^ (length.astype(jnp.uint32) * jnp.uint32(0x9E3779B9)))
-        return jnp.where(ordered, length - 1, _below(h, length))
+        h = fmix32(seed ^ (length.astype(jnp.uint32) * jnp.uint32(0x9E3779B9)))
+        return jnp.where(ordered, length - 1, below(h, length))
 
     def _draw(self, deck: jax.Array, length: jax.Array, at: jax.Array) -> tuple[jax.Array, jax.Array]:
         """(card at `at`, the deck without it): the last card left fills its place."""
@@ -365,7 +357,7 @@ class Twin(TwinRules):
         n, d, i32 = self.n, self.deck_size, jnp.int32
         # The seed is the key's own bits, mixed (a key is already random; no threefry round here).
         data = jax.random.key_data(key).reshape(-1).astype(jnp.uint32)
-        seed = _fmix32(data[0] ^ _fmix32(data[-1] ^ jnp.uint32(0x85EBCA6B)))
+        seed = fmix32(data[0] ^ fmix32(data[-1] ^ jnp.uint32(0x85EBCA6B)))
         deck, length = jnp.asarray(self._full_deck), jnp.asarray(d, i32)
         dealt = []
         for _ in range(3 * n):  # the reference pops a pile card per seat, then two hand cards each
