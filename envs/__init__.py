@@ -84,6 +84,31 @@ def make_jax(name: str, **options: Any):
     return TwinEnv(rules, reference.metadata["name"])
 
 
+#: The baseline twin of each current game: the module holding its `BaselineTwin`.
+_BASELINE_TWINS: dict[str, str] = {
+    "murder_she_crows_v1": "fowlplay.envs.crows.baseline_twin",
+}
+
+
+def make_jax_baseline(name: str, **options: Any):
+    """The game's rule-based baseline as a jit- and vmap-safe JAX function `decide(observation,
+    legal_action_mask) -> int32 action`, equal to `BaselineAgent(options).act`; needs `jax`."""
+    reference = make(name, **options)  # the same ValueErrors (and deprecation warning) as `make`
+    current = _SUCCESSORS.get(name, name)
+    if current not in _BASELINE_TWINS:
+        raise ValueError(f"no JAX baseline for {name!r} yet; games with one: {list(_BASELINE_TWINS)}")
+    try:
+        module = importlib.import_module(_BASELINE_TWINS[current])
+    except ImportError as err:
+        if getattr(err, "name", None) in ("jax", "jaxlib"):
+            raise ImportError(
+                "fowlplay.envs.make_jax_baseline needs JAX: pip install 'fowlplay[jax]' (or jax and jaxlib)"
+            ) from err
+        raise
+    game = reference.unwrapped
+    return module.BaselineTwin(game.options, game.observer, game.game_cls.action_layout(game.options)).decide
+
+
 def player_counts(name: str) -> range:
     """The player counts a registered game supports."""
     return env_module(name).PLAYER_COUNTS
@@ -119,5 +144,6 @@ __all__ = [
     "env_module",
     "make",
     "make_jax",
+    "make_jax_baseline",
     "player_counts",
 ]
