@@ -23,7 +23,7 @@ from fowlplay.envs.core.baseline_twin import quotient  # noqa: E402
 from tests.envs.test_baseline_golden import GAMES, GOLDEN  # noqa: E402
 
 #: Games whose baseline has a twin.
-TWINNED = ("murder_she_crows_v1", "chicken_v1")
+TWINNED = ("murder_she_crows_v1", "chicken_v1", "murray_frog_v0")
 CASES = [(name, n) for name in TWINNED for n in envs.player_counts(name)]
 #: Decisions taken from seeded masked-random games per game and player count.
 RANDOM_DECISIONS = 3000
