@@ -29,14 +29,14 @@ CASES = [(name, n) for name in TWINNED for n in envs.player_counts(name)]
 RANDOM_DECISIONS = 3000
 
 
-def _play(name: str, n: int, seeds, random: bool, limit: int | None = None):
+def _play(name: str, n: int, seeds, random: bool, limit: int | None = None, options=None):
     """(observations, masks, baseline actions, sha256 of the baselines' golden-style digest) of every
-    decision of seeded games: baselines in every seat, or masked-random play (`random`)."""
+    decision of seeded games (with rule `options`): baselines in every seat, or masked-random play."""
     module = envs.env_module(name)
     observations, masks, actions = [], [], []
     digest = hashlib.sha256()
     for seed in seeds:
-        env = envs.make(name, num_players=n)
+        env = envs.make(name, num_players=n, **(options or {}))
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
         agents = {
@@ -87,6 +87,36 @@ def test_the_twin_decides_as_the_baseline(name, n):
         f"ones); first at {wrong[0]}: twin {got[wrong[0]]}, baseline {actions[wrong[0]]}"
     )
     assert masks[np.arange(len(got)), got].all()
+
+
+#: Rule options off the defaults (other deck shapes, scales whose float32 steps are inexact).
+VARIANTS = {
+    "murder_she_crows_v1": {
+        "max_value": 8,
+        "copies_per_value": 13,
+        "min_murder": 4,
+        "pile_discards_per_turn": 2,
+    },
+    "chicken_v1": {
+        "max_value": 3,
+        "copies_per_value": 13,
+        "feet": 15,
+        "bid_cap": 20,
+        "foot_bonus": 7,
+        "target": 30,
+    },
+    "murray_frog_v0": {"max_swarms": 4, "pond_size": 4, "big_swarm": 3, "big_swarm_points": 7},
+}
+
+
+@pytest.mark.parametrize("name", TWINNED)
+def test_the_twin_decides_as_the_baseline_under_other_options(name):
+    n = envs.player_counts(name)[-1]
+    options = VARIANTS[name]
+    obs, masks, actions, _ = _play(name, n, range(100, 200), random=True, limit=1500, options=options)
+    decide = batched(envs.make_jax_baseline(name, num_players=n, **options))
+    got = np.asarray(decide(jnp.asarray(np.stack(obs)), jnp.asarray(np.stack(masks))))
+    assert (got != np.array(actions)).sum() == 0
 
 
 def test_a_broken_twin_is_caught(monkeypatch):
