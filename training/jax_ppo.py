@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from fowlplay.envs.core.twin import State, TwinEnv, pytree_dataclass, tree_where
+from fowlplay.envs.core.twin import State, TwinEnv, pytree_dataclass
 
 #: SB3's MaskableCategorical gives a masked action this logit: probability exactly 0 in float32.
 MASKED_LOGIT = -1e8
@@ -100,8 +100,9 @@ class Settings:
     learner_seat: int | None  # None: drawn per game
     #: Weights of the opponent kinds: latest (the current learner), snapshot, random, baseline.
     opponent_weights: tuple[float, float, float, float]
-    #: Bound on opponent decisions between two learner decisions (a safety net for while_loop).
-    max_opponent_moves: int = 10_000
+    #: Bound on a rollout's loop passes per learner decision (a safety net for while_loop; a slot
+    #: it leaves empty is left out of the update).
+    max_moves_per_decision: int = 1_000
 
     @property
     def depth(self) -> int:
@@ -125,27 +126,34 @@ class Seat:
     state: State
     learner: jax.Array  # int32 seat of the learner
     opponent: jax.Array  # int32 opponent kind (LATEST, SNAPSHOT, RANDOM, BASELINE)
-    snapshot: jax.Array  # int32 slot of the snapshot playing (kind SNAPSHOT)
     episode_return: jax.Array  # float32 learner's return so far this game
     episode_length: jax.Array  # int32 learner decisions so far this game
 
 
 class Opponents(NamedTuple):
-    """What the other seats play: the latest learner's weights, the snapshot slots (stacked) and how
-    many slots hold a snapshot."""
+    """What the other seats play: the snapshot slots (stacked) and how many hold a snapshot. The
+    latest learner is the rollout's own network (`Runner.params`), so it is not kept twice."""
 
-    latest: dict
     snapshots: dict  # every leaf has a leading axis of `snapshot_slots`
     ready: jax.Array  # int32 snapshots available
 
 
-#: A baseline as a traced function: (observation, legal mask, seat, wanted) -> action; rows not
-#: `wanted` get any action (it is discarded), so a host callback can skip them.
+#: A baseline as a traced function of a batch: (observations, legal masks, seats, wanted) ->
+#: actions; rows not `wanted` get any action (it is discarded), so a host callback can skip them.
 Baseline = Any
 
 
+def rows_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """Leaf-wise `jnp.where` of two batched pytrees, row by row (`condition` has one flag per row)."""
+
+    def pick(a, b):
+        return jnp.where(condition.reshape(condition.shape + (1,) * (a.ndim - condition.ndim)), a, b)
+
+    return jax.tree_util.tree_map(pick, on_true, on_false)
+
+
 class LearnerGames:
-    """A batch of twin games seen from the learner's seat; every function is jit- and vmap-safe."""
+    """Games seen from the learner's seat, dealt with a drawn seat and opponent kind."""
 
     def __init__(self, env: TwinEnv, settings: Settings, baseline: Baseline | None = None) -> None:
         self.env, self.s, self.baseline = env, settings, baseline
@@ -154,20 +162,10 @@ class LearnerGames:
             weights[BASELINE] = 0.0
         self._kind_logits = jnp.log(jnp.asarray(weights / weights.sum(), jnp.float32))
 
-    # -- one game --
     def reset(self, key: jax.Array, opponents: Opponents) -> Seat:
-        """A new game with a drawn seat and opponent, stepped to the learner's first decision."""
-        deal_key, move_key = jax.random.split(key)
-        game, _, _, _ = self._advance(self._deal(deal_key, opponents), None, move_key, opponents)
-        return game
-
-    def step(self, game: Seat, action: jax.Array, key: jax.Array, opponents: Opponents):
-        """The learner's action, then the others' until the learner decides again; a game that ends
-        is dealt again and played up to the learner's first decision. (game, reward, done, info)."""
-        return self._advance(game, action, key, opponents)
-
-    def _deal(self, key: jax.Array, opponents: Opponents) -> Seat:
-        deal, seat_key, kind_key, slot_key = jax.random.split(key, 4)
+        """A new game (one, unbatched: vmap it) with a drawn seat and opponent kind; it may be an
+        opponent's decision first (the rollout plays it)."""
+        deal, seat_key, kind_key = jax.random.split(key, 3)
         n = self.env.num_players
         learner = (
             jnp.int32(self.s.learner_seat)
@@ -178,96 +176,13 @@ class LearnerGames:
             (jnp.arange(4) == SNAPSHOT) & (opponents.ready == 0), -jnp.inf, self._kind_logits
         )
         kind = jax.random.categorical(kind_key, kind_logits).astype(jnp.int32)
-        slot = jax.random.randint(slot_key, (), 0, jnp.maximum(opponents.ready, 1), jnp.int32)
         return Seat(
             state=self.env.init(deal),
             learner=learner,
             opponent=kind,
-            snapshot=slot,
             episode_return=jnp.float32(0.0),
             episode_length=jnp.int32(0),
         )
-
-    def _advance(self, game: Seat, action: jax.Array | None, key: jax.Array, opponents: Opponents):
-        """One loop serves every case, so the twin's step is traced once: the learner's `action`
-        first (None: none), then opponents until the learner's decision; a game that ends is dealt
-        again in place and the loop goes on in the new one."""
-        s = self.s
-        no_info = {
-            "episode_return": jnp.float32(0.0),
-            "episode_length": jnp.int32(0),
-            "outcome": jnp.float32(0.0),
-            "opponent": jnp.int32(0),
-            "done": jnp.zeros((), bool),
-        }
-
-        def going(carry):
-            game, _, first, _, _, moves = carry
-            return first | ((game.state.current_player != game.learner) & (moves < s.max_opponent_moves))
-
-        def move(carry):
-            game, key, first, reward, info, moves = carry
-            key, act_key, step_key, deal_key = jax.random.split(key, 4)
-            # Under vmap every row runs this body until the last row is done; only a row still
-            # going, past the learner's own action, plays an opponent's decision here.
-            deciding = ~first & going((game, key, first, reward, info, moves))
-            opponent = self._opponent_action(game, act_key, opponents, deciding)
-            chosen = opponent if action is None else jnp.where(first, action, opponent)
-            state = self.env.step(game.state, chosen, step_key)
-            ended = state.terminated | state.truncated
-            gained = jnp.where(info["done"], 0.0, state.rewards[game.learner])
-            if s.truncation_reward is not None:
-                capped = state.truncated & ~state.terminated
-                gained = jnp.where(capped & ~info["done"], jnp.float32(s.truncation_reward), gained)
-            reward = reward + gained
-            length = game.episode_length + (first & (action is not None))
-            game = game.replace(state=state, episode_length=length)
-            finishing = ended & ~info["done"]
-            info = tree_where(
-                finishing,
-                {
-                    "episode_return": game.episode_return + reward,
-                    "episode_length": length,
-                    "outcome": jnp.sign(state.rewards[game.learner]).astype(jnp.float32),
-                    "opponent": game.opponent,
-                    "done": jnp.ones((), bool),
-                },
-                info,
-            )
-            game = tree_where(ended, self._deal(deal_key, opponents), game)
-            return game, key, jnp.zeros((), bool), reward, info, moves + 1
-
-        first = jnp.asarray(action is not None)
-        game, _, _, reward, info, _ = jax.lax.while_loop(
-            going, move, (game, key, first, jnp.float32(0.0), no_info, jnp.int32(0))
-        )
-        game = game.replace(episode_return=jnp.where(info["done"], 0.0, game.episode_return + reward))
-        return game, reward.astype(jnp.float32), info["done"], info
-
-    def observe(self, game: Seat) -> tuple[jax.Array, jax.Array]:
-        """The learner's observation and legal mask (it is the learner's decision)."""
-        return game.state.observation, game.state.legal_action_mask
-
-    def _opponent_action(
-        self, game: Seat, key: jax.Array, opponents: Opponents, deciding: jax.Array
-    ) -> jax.Array:
-        """The opponent's action at `game`'s decision; the baseline is asked only for a game it
-        seats whose decision this really is (`deciding`): its host callback skips the others."""
-        state = game.state
-        obs, mask = state.observation, state.legal_action_mask
-        s = self.s
-        latest = policy_logits(opponents.latest, obs, mask, s.depth, s.activation)
-        # Every slot's logits, then this game's: under vmap that is a few batched matmuls, where
-        # indexing the weights by the game's slot would copy a network per game (4x the rollout).
-        slots = jax.vmap(lambda p: policy_logits(p, obs, mask, s.depth, s.activation))(opponents.snapshots)
-        snapshot = slots[game.snapshot]
-        uniform = jnp.where(mask, 0.0, MASKED_LOGIT)
-        logits = jnp.select([game.opponent == LATEST, game.opponent == SNAPSHOT], [latest, snapshot], uniform)
-        action = jax.random.categorical(key, logits).astype(jnp.int32)
-        if self.baseline is not None:
-            chosen = self.baseline(obs, mask, state.current_player, deciding & (game.opponent == BASELINE))
-            action = jnp.where(game.opponent == BASELINE, chosen, action)
-        return action
 
 
 # ----- rollout, GAE, update ------------------------------------------------------------------
@@ -277,8 +192,9 @@ class Transition(NamedTuple):
     action: jax.Array
     log_prob: jax.Array
     value: jax.Array
-    reward: jax.Array
-    done: jax.Array
+    reward: jax.Array  # the learner's rewards from its decision up to its next one
+    done: jax.Array  # the game ended before the learner's next decision
+    valid: jax.Array  # the slot holds a decision (False only if the safety bound cut a rollout)
 
 
 @pytree_dataclass
@@ -297,29 +213,164 @@ def make_optimizer(learning_rate, max_grad_norm: float) -> optax.GradientTransfo
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate, eps=1e-5))
 
 
-def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
-    """The jitted function: one rollout of `num_steps` decisions in every game, then PPO epochs.
+def make_rollout(games: LearnerGames):
+    """(params, batch of Seat, key, Opponents) -> (batch, key, Transition [T, N], episodes [T, N]).
 
-    (Runner, Opponents) -> (Runner, metrics); metrics hold per-step episode ends for the logger.
+    Every game moves one decision per loop pass, whoever's it is: the learner's own (recorded in
+    the game's next slot) or an opponent's (its reward goes to the learner's last slot). A game
+    whose `num_steps` slots are full plays on to the learner's next decision and waits there, so
+    every game ends the rollout at a learner's decision (its value bootstraps GAE) and the next
+    rollout starts with it. The loop runs until the last game waits: about `num_steps` times the
+    decisions per learner decision, where stepping all games until each reached the learner again
+    cost the slowest game's count at every learner decision.
     """
-    s = games.s
-    step = jax.vmap(games.step, in_axes=(0, 0, 0, None))
+    s, env = games.s, games.env
+    n, t_max = s.num_envs, s.num_steps
+    rows = jnp.arange(n)
+    deal = jax.vmap(games.reset, in_axes=(0, None))
+    step = jax.vmap(env.step)
 
-    def rollout(runner: Runner, opponents: Opponents):
-        def one(carry, _):
-            params, batch, key = carry
-            key, act_key, step_key = jax.random.split(key, 3)
-            obs, mask = batch.state.observation, batch.state.legal_action_mask
-            logits, value = forward(params, obs, mask, s.depth, s.activation)
-            action = jax.random.categorical(act_key, logits).astype(jnp.int32)
-            log_prob = jax.nn.log_softmax(logits)[jnp.arange(s.num_envs), action]
-            batch, reward, done, info = step(batch, action, jax.random.split(step_key, s.num_envs), opponents)
-            return (params, batch, key), (Transition(obs, mask, action, log_prob, value, reward, done), info)
+    def waiting(batch: Seat, count: jax.Array) -> jax.Array:
+        return (count == t_max) & (batch.state.current_player == batch.learner)
 
-        (_, batch, key), (trajectory, infos) = jax.lax.scan(
-            one, (runner.params, runner.games, runner.key), None, length=s.num_steps
+    def rollout(params: dict, batch: Seat, key: jax.Array, opponents: Opponents):
+        key, slot_key = jax.random.split(key)
+        # One snapshot per rollout for every game that seats one: one network's cost a decision,
+        # where each game's own slot costs every slot's (the pool's law over rollouts is the same).
+        slot = jax.random.randint(slot_key, (), 0, jnp.maximum(opponents.ready, 1), jnp.int32)
+        snapshot = jax.tree_util.tree_map(lambda leaf: leaf[slot], opponents.snapshots)
+        obs_size, num_actions = env.observation_shape[0], env.num_actions
+        trajectory = Transition(
+            obs=jnp.zeros((t_max, n, obs_size), jnp.float32),
+            mask=jnp.zeros((t_max, n, num_actions), bool),
+            action=jnp.zeros((t_max, n), jnp.int32),
+            log_prob=jnp.zeros((t_max, n), jnp.float32),
+            value=jnp.zeros((t_max, n), jnp.float32),
+            reward=jnp.zeros((t_max, n), jnp.float32),
+            done=jnp.zeros((t_max, n), bool),
+            valid=jnp.zeros((t_max, n), bool),
         )
-        return runner.replace(games=batch, key=key), trajectory, infos
+        episodes = {
+            "episode_return": jnp.zeros((t_max, n), jnp.float32),
+            "episode_length": jnp.zeros((t_max, n), jnp.int32),
+            "outcome": jnp.zeros((t_max, n), jnp.float32),
+            "opponent": jnp.zeros((t_max, n), jnp.int32),
+            "done": jnp.zeros((t_max, n), bool),
+        }
+        count = jnp.zeros(n, jnp.int32)  # slots filled
+        # The learner's last slot still gathers rewards (False before its first slot this rollout
+        # and once that slot's game has ended: a new game's opening moves reward nobody).
+        gathering = jnp.zeros(n, bool)
+        bound = t_max * s.max_moves_per_decision
+
+        def going(carry):
+            batch, count, *_, passes = carry
+            return ~waiting(batch, count).all() & (passes < bound)
+
+        def move(carry):
+            batch, count, gathering, trajectory, episodes, key, passes = carry
+            key, act_key, opp_key, step_key, deal_key = jax.random.split(key, 5)
+            state = batch.state
+            obs, mask = state.observation, state.legal_action_mask
+            active = ~waiting(batch, count)
+            own = active & (state.current_player == batch.learner)
+            # The learner's network on every row: its action where the decision is the learner's
+            # (or the latest learner's, an opponent of kind LATEST), its value for the slot.
+            logits, value = forward(params, obs, mask, s.depth, s.activation)
+            sampled = jax.random.categorical(act_key, logits).astype(jnp.int32)
+            log_prob = jax.nn.log_softmax(logits)[rows, sampled]
+            other = _opponent_actions(games, batch, obs, mask, sampled, snapshot, opp_key, active & ~own)
+            action = jnp.where(own, sampled, other)
+            slot = jnp.where(own, count, t_max)  # out of range: dropped
+            trajectory = trajectory._replace(
+                obs=trajectory.obs.at[slot, rows].set(obs, mode="drop"),
+                mask=trajectory.mask.at[slot, rows].set(mask, mode="drop"),
+                action=trajectory.action.at[slot, rows].set(action, mode="drop"),
+                log_prob=trajectory.log_prob.at[slot, rows].set(log_prob, mode="drop"),
+                value=trajectory.value.at[slot, rows].set(value, mode="drop"),
+                valid=trajectory.valid.at[slot, rows].set(True, mode="drop"),
+            )
+            count = count + own
+            gathering = gathering | own
+            stepped = step(state, action, jax.random.split(step_key, n))
+            ended = stepped.terminated | stepped.truncated
+            gained = stepped.rewards[rows, batch.learner]
+            if s.truncation_reward is not None:
+                capped = stepped.truncated & ~stepped.terminated
+                gained = jnp.where(capped, jnp.float32(s.truncation_reward), gained)
+            scoring = active & gathering
+            last = jnp.where(scoring, count - 1, t_max)
+            episode_return = batch.episode_return + jnp.where(scoring, gained, 0.0)
+            finishing = scoring & ended
+            trajectory = trajectory._replace(
+                reward=trajectory.reward.at[last, rows].add(gained, mode="drop"),
+                done=trajectory.done.at[last, rows].set(ended, mode="drop"),
+            )
+            ending = jnp.where(finishing, count - 1, t_max)
+            outcome = jnp.sign(stepped.rewards[rows, batch.learner]).astype(jnp.float32)
+            length = batch.episode_length + own
+            episodes = {
+                "episode_return": episodes["episode_return"]
+                .at[ending, rows]
+                .set(episode_return, mode="drop"),
+                "episode_length": episodes["episode_length"].at[ending, rows].set(length, mode="drop"),
+                "outcome": episodes["outcome"].at[ending, rows].set(outcome, mode="drop"),
+                "opponent": episodes["opponent"].at[ending, rows].set(batch.opponent, mode="drop"),
+                "done": episodes["done"].at[ending, rows].set(True, mode="drop"),
+            }
+            moved = batch.replace(state=stepped, episode_return=episode_return, episode_length=length)
+            moved = rows_where(ended, deal(jax.random.split(deal_key, n), opponents), moved)
+            batch = rows_where(active, moved, batch)
+            gathering = gathering & ~(active & ended)
+            return batch, count, gathering, trajectory, episodes, key, passes + 1
+
+        carry = (batch, count, gathering, trajectory, episodes, key, jnp.int32(0))
+        batch, count, _, trajectory, episodes, key, _ = jax.lax.while_loop(going, move, carry)
+        return batch, key, trajectory, episodes
+
+    return rollout
+
+
+def _opponent_actions(
+    games: LearnerGames,
+    batch: Seat,
+    obs: jax.Array,
+    mask: jax.Array,
+    latest: jax.Array,
+    snapshot: dict,
+    key: jax.Array,
+    deciding: jax.Array,
+) -> jax.Array:
+    """Each row's opponent action at its decision: `latest` (the learner's sampled action) for kind
+    LATEST, the rollout's snapshot, uniform random, or the baseline, asked only for the rows it
+    seats whose decision this really is (`deciding`: its host callback skips the others)."""
+    s = games.s
+    snap_key, random_key = jax.random.split(key)
+    snapshot_action = jax.random.categorical(
+        snap_key, policy_logits(snapshot, obs, mask, s.depth, s.activation)
+    ).astype(jnp.int32)
+    uniform = jax.random.categorical(random_key, jnp.where(mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
+    kind = batch.opponent
+    action = jnp.select([kind == LATEST, kind == SNAPSHOT], [latest, snapshot_action], uniform)
+    if games.baseline is not None:
+        wanted = deciding & (kind == BASELINE)
+        chosen = games.baseline(obs, mask, batch.state.current_player, wanted)
+        action = jnp.where(kind == BASELINE, chosen, action)
+    return action
+
+
+def _variance(x: jax.Array, where: jax.Array) -> jax.Array:
+    """The variance of `x` over the entries `where` holds."""
+    count = jnp.maximum(where.sum(), 1)
+    mean = jnp.where(where, x, 0.0).sum() / count
+    return jnp.where(where, (x - mean) ** 2, 0.0).sum() / count
+
+
+def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
+    """The jitted function: one rollout of `num_steps` learner decisions in every game, then PPO
+    epochs. (Runner, Opponents) -> (Runner, metrics); metrics hold each slot's episode end."""
+    s = games.s
+    rollout = make_rollout(games)
 
     def advantages(trajectory: Transition, last_value: jax.Array):
         def back(carry, t):
@@ -336,22 +387,29 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
         log_probs = jax.nn.log_softmax(logits)
         new_log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(new_log_prob - batch.log_prob)
-        norm = (adv - adv.mean()) / (adv.std() + 1e-8)
+        weight = batch.valid.astype(jnp.float32)
+        total_weight = jnp.maximum(weight.sum(), 1.0)
+
+        def mean(x):
+            return (x * weight).sum() / total_weight
+
+        centred = adv - mean(adv)
+        norm = centred / (jnp.sqrt(mean(centred**2)) + 1e-8)
         clipped = jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)
-        policy_loss = -jnp.minimum(ratio * norm, clipped * norm).mean()
-        value_loss = ((returns - value) ** 2).mean()
+        policy_loss = -mean(jnp.minimum(ratio * norm, clipped * norm))
+        value_loss = mean((returns - value) ** 2)
         probs = jnp.exp(log_probs)
-        entropy = -(jnp.where(batch.mask, probs * log_probs, 0.0)).sum(-1).mean()
+        entropy = mean(-(jnp.where(batch.mask, probs * log_probs, 0.0)).sum(-1))
         total = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
-        approx_kl = ((ratio - 1) - jnp.log(ratio)).mean()
-        clip_fraction = (jnp.abs(ratio - 1) > s.clip_range).mean()
+        approx_kl = mean((ratio - 1) - jnp.log(ratio))
+        clip_fraction = mean((jnp.abs(ratio - 1) > s.clip_range).astype(jnp.float32))
         return total, (policy_loss, value_loss, entropy, approx_kl, clip_fraction)
 
     grad = jax.value_and_grad(loss, has_aux=True)
 
     def update(runner: Runner, opponents: Opponents):
-        runner, trajectory, infos = rollout(runner, opponents)
-        obs, mask = runner.games.state.observation, runner.games.state.legal_action_mask
+        games_after, key, trajectory, episodes = rollout(runner.params, runner.games, runner.key, opponents)
+        obs, mask = games_after.state.observation, games_after.state.legal_action_mask
         _, last_value = forward(runner.params, obs, mask, s.depth, s.activation)
         adv, returns = advantages(trajectory, last_value)
         flat = jax.tree_util.tree_map(
@@ -377,9 +435,10 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
             return (params, opt_state, key), aux
 
         (params, opt_state, key), aux = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state, runner.key), None, length=s.n_epochs
+            epoch, (runner.params, runner.opt_state, key), None, length=s.n_epochs
         )
-        explained = 1 - jnp.var(returns - trajectory.value) / (jnp.var(returns) + 1e-8)
+        valid = trajectory.valid
+        explained = 1 - _variance(returns - trajectory.value, valid) / (_variance(returns, valid) + 1e-8)
         metrics = {
             "policy_loss": aux[0].mean(),
             "value_loss": aux[1].mean(),
@@ -387,10 +446,14 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
             "approx_kl": aux[3].mean(),
             "clip_fraction": aux[4].mean(),
             "explained_variance": explained,
-            "episodes": infos,
+            "episodes": episodes,
         }
         runner = runner.replace(
-            params=params, opt_state=opt_state, key=key, timesteps=runner.timesteps + s.batch
+            params=params,
+            opt_state=opt_state,
+            games=games_after,
+            key=key,
+            timesteps=runner.timesteps + valid.sum().astype(jnp.int32),
         )
         return runner, metrics
 
@@ -398,7 +461,8 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
 
 
 def start(games: LearnerGames, key: jax.Array, params: dict, optimizer, opponents: Opponents) -> Runner:
-    """A Runner with fresh games (each stepped to the learner's first decision)."""
+    """A Runner with fresh games (the first rollout plays any opponents' decisions before the
+    learner's first)."""
     reset_key, key = jax.random.split(key)
     batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
         jax.random.split(reset_key, games.s.num_envs), opponents
@@ -413,9 +477,19 @@ def empty_snapshots(params: dict, slots: int) -> dict:
     return jax.tree_util.tree_map(lambda leaf: jnp.zeros((max(slots, 1), *leaf.shape), leaf.dtype), params)
 
 
+@jax.jit
+def _pushed(snapshots: dict, ready: jax.Array, params: dict) -> dict:
+    # One compiled program for every count (a Python index would compile one per slot and leaf).
+    slots = jax.tree_util.tree_leaves(snapshots)[0].shape[0]
+
+    def one(stack, leaf):
+        rolled = jnp.concatenate([stack[1:], leaf[None]])
+        placed = jax.lax.dynamic_update_index_in_dim(stack, leaf, jnp.minimum(ready, slots - 1), 0)
+        return jnp.where(ready < slots, placed, rolled)
+
+    return jax.tree_util.tree_map(one, snapshots, params)
+
+
 def push_snapshot(snapshots: dict, ready: int, params: dict, slots: int) -> tuple[dict, int]:
     """Keep `params` as the newest snapshot (the oldest leaves when the window is full)."""
-    if ready < slots:
-        return jax.tree_util.tree_map(lambda s, p: s.at[ready].set(p), snapshots, params), ready + 1
-    rolled = jax.tree_util.tree_map(lambda s, p: jnp.concatenate([s[1:], p[None]]), snapshots, params)
-    return rolled, ready
+    return _pushed(snapshots, jnp.int32(ready), params), min(ready + 1, slots)

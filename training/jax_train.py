@@ -11,6 +11,7 @@ dealt again.
 
 from __future__ import annotations
 
+import collections
 import csv
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ def run(
         params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
             checkpoint, run_dir, params, snapshots, trust_checkpoint
         )
-    opponents = J.Opponents(latest=params, snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
+    opponents = J.Opponents(snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
     runner = J.start(games, key, params, optimizer, opponents)
     if opt_leaves is not None:
         structure = jax.tree_util.tree_structure(runner.opt_state)
@@ -147,6 +148,7 @@ def run(
     # start-up is left out) and the compile time is reported on its own.
     compiling = time.monotonic()
     update = J.make_update(games, optimizer).lower(runner, opponents).compile()
+    J.push_snapshot(opponents.snapshots, 0, params, s.snapshot_slots)  # compiled here, result unused
     compile_seconds = time.monotonic() - compiling
 
     def weights_of(runner) -> dict[str, np.ndarray]:
@@ -193,6 +195,9 @@ def run(
         )
     bar = _progress(config, timesteps)
     win_rates: dict[str, float] = {}
+    # The run's summary: the last `win_rate_window` games of each opponent kind (one update's games
+    # end in waves: fresh games started together end together).
+    recent = {name: collections.deque(maxlen=config.win_rate_window) for name in ("all", *_KINDS)}
     with StopSignals() as signals:
         try:
             while timesteps < config.total_timesteps:
@@ -201,7 +206,6 @@ def run(
                 metrics = jax.device_get(metrics)
                 timesteps = int(runner.timesteps)
                 bar.update(s.batch)
-                opponents = opponents._replace(latest=runner.params)
                 if timesteps >= next_snapshot:
                     weights = weights_of(runner)
                     with signals.hold():
@@ -215,6 +219,9 @@ def run(
                     while next_snapshot <= timesteps:
                         next_snapshot += snap_every
                 win_rates = _win_rates(metrics["episodes"])
+                for won, kind in _ended(metrics["episodes"]):
+                    recent["all"].append(won)
+                    recent[_KINDS[kind]].append(won)
                 with signals.hold():
                     logger.write(
                         metrics,
@@ -263,7 +270,8 @@ def run(
             picked = {**best.best, "checkpoint": str(run_dir / "best")}
         with signals.hold(stop_after=False):
             path = save(run_dir / "final", "final", timesteps, {"best": picked})
-    return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked, compile_seconds)
+    summary = {name: float(np.mean(games)) for name, games in recent.items() if games}
+    return RunResult(run_dir, path, timesteps, seconds, summary, out_of_time, picked, compile_seconds)
 
 
 def _typed(key) -> bool:
@@ -346,6 +354,13 @@ def _win_rates(episodes: dict) -> dict[str, float]:
         if pick.any():
             rates[name] = float((outcome[pick] > 0).mean())
     return rates
+
+
+def _ended(episodes: dict) -> list[tuple[bool, int]]:
+    """(won, opponent kind) of each game that ended in an update, in slot order."""
+    done = np.asarray(episodes["done"], bool)
+    won = np.asarray(episodes["outcome"])[done] > 0
+    return list(zip(won.tolist(), np.asarray(episodes["opponent"])[done].tolist()))
 
 
 def _progress(config: TrainConfig, initial: int):

@@ -180,12 +180,12 @@ def test_the_baseline_callback_decides_only_the_rows_it_is_asked_for(monkeypatch
 
 
 def test_the_baseline_is_asked_only_for_the_opponent_decisions_of_the_games_it_seats():
-    """Every row of the batch runs the opponents' loop until the last row is done: the baseline's
-    host callback must be asked only for an opponent's decision in a game that seats it."""
+    """Every row of the batch runs the rollout's loop until the last row waits: the baseline's host
+    callback must be asked only for an opponent's decision in a game that seats it."""
     twin = envs.make_jax("chicken_v1")
     num_envs = 4
     s = jax_ppo.Settings(
-        num_envs=num_envs, num_steps=1, net_arch=(8,), activation="tanh", gamma=1.0, gae_lambda=1.0,
+        num_envs=num_envs, num_steps=6, net_arch=(8,), activation="tanh", gamma=1.0, gae_lambda=1.0,
         clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1, minibatch_size=4,
         snapshot_slots=1, truncation_reward=None, learner_seat=0, opponent_weights=(0.0, 0.0, 0.5, 0.5),
     )  # fmt: skip
@@ -203,14 +203,56 @@ def test_the_baseline_is_asked_only_for_the_opponent_decisions_of_the_games_it_s
 
     games = jax_ppo.LearnerGames(twin, s, baseline)
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
-    opponents = jax_ppo.Opponents(params, jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
+    opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
     keys = jax.random.split(jax.random.PRNGKey(3), num_envs)
     batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(keys, opponents)
     kinds = np.asarray(batch.opponent)
     assert (kinds == jax_ppo.RANDOM).any() and (kinds == jax_ppo.BASELINE).any()  # the seed's pool
-    step = jax.jit(jax.vmap(games.step, in_axes=(0, 0, 0, None)))
-    for i in range(6):
-        action = jax.numpy.asarray(np.asarray(batch.state.legal_action_mask).argmax(-1), jax.numpy.int32)
-        batch, *_ = step(batch, action, jax.random.split(jax.random.PRNGKey(i), num_envs), opponents)
+    rollout = jax.jit(jax_ppo.make_rollout(games))
+    batch, _, trajectory, _ = rollout(params, batch, jax.random.PRNGKey(4), opponents)
+    assert np.asarray(trajectory.valid).all()
     assert asked and set(asked) == {1}  # the opponent's seat only, never the learner's decision
     assert 1 in skipped  # an opponent's decision in a game the random opponent seats: not asked
+    # Every game waits at the learner's decision, so its value bootstraps the rollout's last slot.
+    assert (np.asarray(batch.state.current_player) == 0).all()
+
+
+def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
+    """The rollout's slots against the twin replayed by hand: each slot holds the learner's
+    observation, mask and action at its decision, the learner's rewards up to its next decision and
+    whether the game ended in between; a game's opening moves before the learner's first decision
+    reward no slot."""
+    twin = envs.make_jax("chicken_v1")
+    num_envs, num_steps = 3, 400
+    s = jax_ppo.Settings(
+        num_envs=num_envs, num_steps=num_steps, net_arch=(8,), activation="tanh", gamma=1.0,
+        gae_lambda=1.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1,
+        minibatch_size=4, snapshot_slots=1, truncation_reward=None, learner_seat=None,
+        opponent_weights=(0.0, 0.0, 1.0, 0.0),
+    )  # fmt: skip
+    games = jax_ppo.LearnerGames(twin, s)
+    params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
+    opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
+    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
+        jax.random.split(jax.random.PRNGKey(5), num_envs), opponents
+    )
+    rollout = jax.jit(jax_ppo.make_rollout(games))
+    after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
+    t = jax.tree_util.tree_map(np.asarray, trajectory)
+    assert t.valid.all()
+    for row in range(num_envs):
+        assert (t.mask[:, row][np.arange(num_steps), t.action[:, row]]).all()  # every action legal
+        finished = np.asarray(episodes["done"])[:, row]
+        assert (finished == t.done[:, row]).all()
+        # A slot's reward is the learner's share of the game's end (chicken scores at the end only).
+        assert (t.reward[:, row][~t.done[:, row]] == 0).all()
+        outcome = np.asarray(episodes["outcome"])[:, row]
+        assert (np.sign(t.reward[:, row][t.done[:, row]]) == outcome[t.done[:, row]]).all()
+        assert int(after.learner[row]) == int(after.state.current_player[row])
+        # Each finished game counts the slots since the one before it (the first: from slot 0).
+        ends = np.flatnonzero(finished)
+        lengths = np.asarray(episodes["episode_length"])[ends, row]
+        assert (lengths == np.diff(np.concatenate([[-1], ends]))).all()
+    assert np.asarray(
+        episodes["done"]
+    ).any()  # 400 learner decisions in each of 3 games end some (a game: about 230)
