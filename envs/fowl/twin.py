@@ -100,6 +100,19 @@ class GameState:
     terminal: jax.Array  # bool
 
 
+def _stored(tree: Any) -> Any:
+    """The same pytree, each leaf computed once and stored: a sum over a major axis, which XLA on CPU
+    never fuses into its consumers. Without it XLA fuses a step's whole update (and the selects of
+    `TwinEnv` that follow it) into every reader of the state, recomputing it once per reader and per
+    element: the legal mask's opponent cells alone redid the murder check for each of their cells."""
+
+    def stored(leaf: jax.Array) -> jax.Array:
+        pair = jnp.stack([leaf, jnp.zeros_like(leaf)])
+        return pair.any(0) if leaf.dtype == bool else pair.sum(0, dtype=leaf.dtype)
+
+    return jax.tree_util.tree_map(stored, tree)
+
+
 def _table(values: Any) -> Any:
     """A lookup k -> float32 of the given reference values (clipped to the table)."""
     table = jnp.asarray(np.asarray(values, dtype=np.float32))
@@ -183,6 +196,9 @@ class Twin(TwinRules):
                 if 0 <= r + dr < s and 0 <= c + dc < s:
                     sides[cell, d] = (r + dr) * s + c + dc
         self._cell_sides = jnp.asarray(sides)
+        centre_row = np.zeros(s, np.int32)  # the frontier of an empty grid, as `_frontier` rows
+        centre_row[self.centre // s] = 1 << (self.centre % s)
+        self._centre_row = jnp.asarray(centre_row)
         self._full_deck = np.asarray(full_deck(o), np.int8)
         self._route_tables(o)
         self._observation_tables(o)
@@ -253,24 +269,29 @@ class Twin(TwinRules):
             out = jnp.where(shift == r, jnp.roll(x, -r, axis=0), out)
         return out
 
-    def _frontier(self, grids: jax.Array) -> jax.Array:
-        """bool [n, cells]: the empty cells a card may go on (the centre of an empty grid)."""
-        n, s = self.n, self.size
-        taken = (grids != EMPTY).reshape(n, s, s)
-        # Each side's neighbour by a shifted copy (pads fuse into one loop; scatters did not).
-        shift = lambda x, axis, low, high: jax.lax.pad(  # noqa: E731 - a short local alias
-            x, False, [(low, high, 0) if a == axis else (0, 0, 0) for a in range(3)]
-        )
-        beside = (
-            shift(taken[:, :-1, :], 1, 1, 0)  # the cell above is taken
-            | shift(taken[:, 1:, :], 1, 0, 1)
-            | shift(taken[:, :, :-1], 2, 1, 0)
-            | shift(taken[:, :, 1:], 2, 0, 1)
-        )
-        empty_grid = ~taken.reshape(n, -1).any(axis=1)
-        centre = jnp.arange(self.cells) == self.centre
-        edge = (~taken & beside).reshape(n, -1)
-        return jnp.where(empty_grid[:, None], centre[None, :], edge)
+    def _rows(self, cells: jax.Array) -> jax.Array:
+        """int32 [n, size]: bool [n, cells] as one bit set per grid row, bit c for column c."""
+        s = self.size
+        bits = cells.reshape(-1, s, s).astype(jnp.int32) << jnp.arange(s, dtype=jnp.int32)
+        return bits.sum(axis=2)
+
+    def _frontier(self, rows: jax.Array) -> jax.Array:
+        """int32 [n, size]: from the taken cells' row bit sets (`_rows`), the empty cells a card may
+        go on (beside a card; the centre of an empty grid), as row bit sets."""
+        # A cell's four sides are two shifts and two row offsets of n * size words (cell-wise shifted
+        # copies were eight passes over every cell a step, a tenth of its time).
+        none = jnp.zeros((self.n, 1), jnp.int32)
+        above = jnp.concatenate([none, rows[:, :-1]], axis=1)  # the row above each row
+        below = jnp.concatenate([rows[:, 1:], none], axis=1)
+        beside = ((rows << 1) | (rows >> 1) | above | below) & ~rows & ((1 << self.size) - 1)
+        empty_grid = (rows == 0).all(axis=1, keepdims=True)
+        return jnp.where(empty_grid, self._centre_row, beside)
+
+    def _cells(self, rows: jax.Array) -> jax.Array:
+        """bool [..., cells] of row bit sets [..., size] (`_frontier`'s)."""
+        s = self.size
+        bits = (rows[..., None] >> jnp.arange(s, dtype=jnp.int32)) & 1
+        return (bits != 0).reshape(*rows.shape[:-1], s * s)
 
     def _scores(
         self, owner: jax.Array, points: jax.Array, recorded: jax.Array
@@ -403,44 +424,52 @@ class Twin(TwinRules):
         )
 
     # ----- legality -------------------------------------------------------------------------------
-    def _targets(self, g: GameState, frontier: jax.Array, me: jax.Array):
-        """(room in my grid, an opponent to block, an opponent's bird to hit), and per relative
-        opponent seat: alive, blockable cells, bird cells."""
+    def _targets(self, g: GameState, me: jax.Array):
+        """(frontier rows, room in my grid, opponents whose grid has a card, opponents' bird rows)
+        for seat `me`; rows are `_rows` bit sets."""
         taken = g.grids != EMPTY
-        birds = taken & (g.grids.astype(jnp.int32) < self.birds)
+        rows = self._rows(taken)
+        frontier = self._frontier(rows)
         opponent = (self._seats != me) & g.alive
-        blockable = opponent[:, None] & taken.any(axis=1)[:, None] & frontier  # [n, cells]
-        hittable = opponent[:, None] & birds
-        room = jnp.take(frontier, me, axis=0, mode="clip").any()
-        return room, blockable, hittable
+        room = ((frontier != 0).any(axis=1) & (self._seats == me)).any()
+        started = opponent & (rows != 0).any(axis=1)
+        hittable = jnp.where(
+            opponent[:, None], self._rows(taken & (g.grids.astype(jnp.int32) < self.birds)), 0
+        )
+        return frontier, room, started, hittable
 
-    def _playable_cards(self, room, blockable, hittable) -> jax.Array:
+    def _playable_cards(self, frontier, room, started, hittable) -> jax.Array:
         """bool [K]: which card ids could be played now (wiles need a target)."""
-        can_block, can_hit = blockable.any(), hittable.any()
+        can_block = (started & (frontier != 0).any(axis=1)).any()
+        can_hit = (hittable != 0).any()
         wiles = jnp.stack([can_block, can_hit, can_hit & room, room])
         return jnp.concatenate([jnp.broadcast_to(room, (self.birds,)), wiles])
 
     def legal_mask(self, g: GameState) -> jax.Array:
         """Bool mask of the acting player's legal actions (the reference's `legal_mask`)."""
+        g = _stored(g)
         me, stage = g.to_act, g.stage
-        frontier = self._frontier(g.grids)
-        room, blockable, hittable = self._targets(g, frontier, me)
+        frontier, room, started, hittable = self._targets(g, me)
+        playable = self._playable_cards(frontier, room, started, hittable)
         drawing = (stage == _D.FIRST_DRAW) | (stage == _D.SECOND_DRAW)
         from_piles = (stage == _D.FIRST_DRAW) | ((stage == _D.SECOND_DRAW) & ~g.first_from_pile)
         hand = jnp.take(g.hands, me, axis=0, mode="clip") > 0
         discarding = (stage == _D.DISCARD) | (stage == _D.EXTRA_DISCARD)
         own_cell = (stage == _D.PLACE_BIRD) | (stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL)
         hitting = (stage == _D.DISCARD_TARGET) | (stage == _D.SWAP_TARGET)
-        opponents = self._relative(jnp.where(stage == _D.PLACE_BLOCKING, blockable, hittable & hitting), me)[
-            1:
-        ]
+        # Cells to block or hit, and my own frontier, as row bit sets, stored before they are spread
+        # to one bool per cell (else XLA redoes the rows' arithmetic for each cell).
+        blocking = jnp.where(started[:, None], frontier, 0)
+        targets = jnp.where(stage == _D.PLACE_BLOCKING, blocking, jnp.where(hitting, hittable, 0))
+        mine = jnp.where((self._seats == me)[:, None], frontier, 0).max(axis=0)
+        opponents, mine = _stored((self._relative(targets, me)[1:], mine))
         blocks = {
             "draw_deck": (drawing & (g.deck_len > 0))[None],
             "draw_pile": from_piles & (self._relative(g.pile_len, me) > 0),
             "discard": discarding & hand,
-            "play": (stage == _D.PLAY) & hand & self._playable_cards(room, blockable, hittable),
-            "own_cell": own_cell & jnp.take(frontier, me, axis=0, mode="clip"),
-            "opponent_cell": opponents.reshape(-1),
+            "play": (stage == _D.PLAY) & hand & playable,
+            "own_cell": own_cell & self._cells(mine),
+            "opponent_cell": self._cells(opponents).reshape(-1),
             "murder": (stage == _D.MURDER_TARGET) & self._relative(g.alive, me)[1:],
         }
         return jnp.concatenate([blocks[name] for name in self._block_order])
@@ -588,10 +617,8 @@ class Twin(TwinRules):
         )
         first_draw = is_draw & (stage == _D.FIRST_DRAW)
         second_possible = (deck_len > 0) | (~is_pile & (pile_len > 0).any())
-        frontier = self._frontier(after.grids)
-        room, blockable, hittable = self._targets(after, frontier, me)
         hand_now = jnp.take(hands, me, axis=0, mode="clip") > 0
-        can_play = (hand_now & self._playable_cards(room, blockable, hittable)).any()
+        can_play = (hand_now & self._playable_cards(*self._targets(after, me))).any()
         shows = is_discard & (stage == _D.DISCARD) & ~can_play
         known = jnp.where(mine & shows, hands, known)
         card_stage = jnp.where(
@@ -643,6 +670,7 @@ class Twin(TwinRules):
     # ----- what a seat sees ------------------------------------------------------------------------
     def observe(self, g: GameState, player: jax.Array) -> jax.Array:
         """`player`'s float32 observation, equal to the reference's `FowlObserver.encode`."""
+        g = _stored(g)
         n, f32 = self.n, jnp.float32
         player = jnp.asarray(player, jnp.int32)
         rel = lambda x: self._relative(x, player)  # noqa: E731 - a short local alias
