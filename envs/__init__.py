@@ -87,6 +87,7 @@ def make_jax(name: str, **options: Any):
 #: The baseline twin of each current game: the module holding its `BaselineTwin`.
 _BASELINE_TWINS: dict[str, str] = {
     "chicken_v1": "fowlplay.envs.chicken.baseline_twin",
+    "murder_most_fowl_v0": "fowlplay.envs.fowl.baseline_twin",
     "murder_she_crows_v1": "fowlplay.envs.crows.baseline_twin",
     "murray_frog_v0": "fowlplay.envs.murray.baseline_twin",
 }
