@@ -483,9 +483,15 @@ class BaselineTwin(_Base):
         return jnp.where(choice < 0, first_legal, choice)
 
     def _gains(self, up, down, side_rank, barred, base_score, base_part, base_h):
-        """int32 [cells, birds]: gain in halves of each bird (by card id) on each cell of my grid."""
+        """int32 [cells, birds]: gain in halves of each bird (by card id) on each cell of my grid.
+
+        A new bird of type k extends its lower neighbours' best tables (`prefix`) by growing the
+        type-k counts and shifting the others' m, or starts a route alone; each of those is then
+        joined to the higher neighbours' tables (`suffix`). The join is computed once for grown and
+        once for shifted entries, and each type k reads the grown join at t = k, the shifted one
+        elsewhere (joining keeps maxima: a larger count never joins worse)."""
         t_, v_, b, m_ = self.t, self.v, self.b, self.m
-        c = self.c
+        c, k1 = self.c, m_ + 1
         min_route = self.options.min_route
         none_row = jnp.full((1, self.w), _NONE, jnp.int32)
         up_rows = jnp.concatenate([up, none_row])
@@ -496,53 +502,68 @@ class BaselineTwin(_Base):
         lower = (nb[:, None, :] >= 0) & (level[:, None, :] < levels[None, :, None])  # (cells, values, 4)
         higher = (nb[:, None, :] >= 0) & (level[:, None, :] > levels[None, :, None])
         safe = jnp.where(nb >= 0, nb, b)
-        got_up = up_rows[safe]  # (cells, 4, width)
-        got_down = down_rows[safe]
-        prefix = jnp.where(lower[..., None], got_up[:, None], _NONE).max(axis=2)  # (cells, values, width)
-        suffix = jnp.where(higher[..., None], got_down[:, None], _NONE).max(axis=2)
-        grows, shifts, base = (jnp.asarray(x) for x in (self.grows, self.shifts, self.base))
-        grown = jnp.where(prefix >= 0, prefix + 1, _NONE)
-        shifted = jnp.pad(prefix[..., :-1], ((0, 0), (0, 0), (1, 0)), constant_values=_NONE)
-        # (cells, values, kind, width): the new bird's own table, by its type.
-        ext = jnp.where(grows, grown[:, :, None], jnp.where(shifts, shifted[:, :, None], _NONE))
-        here = jnp.maximum(ext, base)
-        span = t_ * (m_ + 1)
-        ok_start = ~barred  # (types,) route types allowed
-        kinds = np.arange(t_)
-        # Routes ending at the new bird: its own type's entries.
-        plain_end = here[:, :, kinds, kinds]  # (cells, values, kind)
-        idx = t_ + kinds[:, None] * span + np.arange(span)[None, :]  # (kind, span)
-        dbl_end = jnp.take_along_axis(
-            here, jnp.asarray(idx)[None, None], axis=3
-        )  # (cells, values, kind, span)
-        others = jnp.asarray(np.tile(np.arange(m_ + 1), t_))
-        length = dbl_end + others
-        doubled = (dbl_end > others) & (length >= min_route)
-        end_points = jnp.maximum(
-            jnp.where(doubled, 2 * length, 0).max(-1), jnp.where(plain_end >= min_route, plain_end, 0)
-        )
-        end_points = jnp.where(ok_start[None, None, :], end_points, 0)
-        end_partial = jnp.where(ok_start[None, None, :], jnp.maximum(plain_end, 0), 0)
-        # Routes going on into a higher neighbour's route (the suffix's end type = the start type s).
-        xp = here[..., :t_]  # (cells, values, kind, s)
-        sp = suffix[..., :t_][:, :, None, :]  # (cells, values, 1, s)
-        both = (xp >= 0) & (sp >= 0)
-        plain_on = jnp.where(both, xp + sp, _NONE)
-        xd = here[..., t_:].reshape(c, v_, t_, t_, t_, m_ + 1)  # (cells, values, kind, s, t, m1)
-        sd = suffix[..., t_:].reshape(c, v_, 1, t_, t_, m_ + 1)
-        c1, c2 = xd[..., :, None], sd[..., None, :]  # (..., m1, m2)
-        m_sum = jnp.arange(m_ + 1)[:, None] + jnp.arange(m_ + 1)[None, :]
-        total = c1 + c2
-        on_len = total + m_sum
-        on_doubled = (c1 >= 0) & (c2 >= 0) & (total > m_sum) & (on_len >= min_route)
-        on_dbl = jnp.where(on_doubled, 2 * on_len, 0).max(axis=(-1, -2, -3))  # (cells, values, kind, s)
+        prefix = jnp.where(lower[..., None], up_rows[safe][:, None], _NONE).max(
+            axis=2
+        )  # (cells, values, width)
+        suffix = jnp.where(higher[..., None], down_rows[safe][:, None], _NONE).max(axis=2)
+        pp, sp = prefix[..., :t_], suffix[..., :t_]  # plain by start (end) type s
+        pd = prefix[..., t_:].reshape(c, v_, t_, t_, k1)  # double [s, t, m]
+        sd = suffix[..., t_:].reshape(c, v_, t_, t_, k1)
+        grown = jnp.where(pd >= 0, pd + 1, _NONE)
+        shifted = jnp.pad(pd[..., :-1], ((0, 0),) * 4 + ((1, 0),), constant_values=_NONE)
+        ms = np.arange(k1)
+        m_sum = jnp.asarray(ms[:, None] + ms[None, :])
+
+        def join(c1, c2):
+            """Best doubled points of a prefix count c1[..., m1] joined to a suffix count c2[..., m2]."""
+            a, z = c1[..., :, None], c2[..., None, :]
+            total = a + z
+            length = total + m_sum
+            ok = (a >= 0) & (z >= 0) & (total > m_sum) & (length >= min_route)
+            return jnp.where(ok, 2 * length, 0).max(axis=(-1, -2))
+
+        def alone(c1):
+            """Best doubled points of a route ending at the new bird, from counts c1[..., m]."""
+            length = c1 + jnp.asarray(ms)
+            ok = (c1 > jnp.asarray(ms)) & (length >= min_route)
+            return jnp.where(ok, 2 * length, 0).max(axis=-1)
+
+        eye = jnp.eye(t_, dtype=bool)  # [kind, t]
+        # Joined on into a suffix, by (kind, s).
+        join_grown, join_shifted = join(grown, sd), join(shifted, sd)  # (cells, values, s, t)
+        on_dbl = jnp.maximum(
+            jnp.where(eye[None, None, :, None, :], join_grown[:, :, None], 0).max(-1),
+            jnp.where(~eye[None, None, :, None, :], join_shifted[:, :, None], 0).max(-1),
+        )  # (cells, values, kind, s)
+        # The new bird alone starts a route of its own type: counts 1 of t = k at m = 0, 0 of t != k at m = 1.
+        sd_own = sd[:, :, np.arange(t_)]  # (cells, values, kind = s, t, m2)
+        lone = jnp.full((t_, t_, k1), _NONE, jnp.int32)
+        lone = jnp.where(eye[:, :, None] & (ms == 0), 1, jnp.where(~eye[:, :, None] & (ms == 1), 0, lone))
+        own_join = join(jnp.broadcast_to(lone, sd_own.shape), sd_own).max(-1)  # (cells, values, kind)
+        on_dbl = jnp.maximum(on_dbl, jnp.where(eye[None, None], own_join[..., None], 0))
+        xp = jnp.where(pp >= 0, pp + 1, _NONE)[:, :, None, :]  # (cells, values, 1, s)
+        xp = jnp.maximum(xp, jnp.where(eye, 1, _NONE))  # the bird alone, for s = k
+        plain_on = jnp.where((xp >= 0) & (sp[:, :, None, :] >= 0), xp + sp[:, :, None, :], _NONE)
         on_points = jnp.maximum(on_dbl, jnp.where(plain_on >= min_route, plain_on, 0))
-        on_points = jnp.where(ok_start[None, None, None, :], on_points, 0).max(-1)
-        on_partial = jnp.where(ok_start[None, None, None, :], jnp.maximum(plain_on, 0), 0).max(-1)
+        ok_start = ~barred
+        on_points = jnp.where(ok_start, on_points, 0).max(-1)  # (cells, values, kind)
+        on_partial = jnp.where(ok_start, jnp.maximum(plain_on, 0), 0).max(-1)
+        # Routes ending at the new bird (start type = its type k).
+        diag = np.arange(t_)
+        end_counts = jnp.where(
+            eye[None, None, :, :, None],
+            jnp.maximum(grown[:, :, diag], jnp.where(ms == 0, 1, _NONE)),
+            jnp.maximum(shifted[:, :, diag], jnp.where(ms == 1, 0, _NONE)),
+        )  # (cells, values, kind, t, m)
+        end_dbl = alone(end_counts).max(-1)
+        plain_end = jnp.maximum(xp[..., diag, diag], 1)  # (cells, values, kind)
+        end_points = jnp.maximum(end_dbl, jnp.where(plain_end >= min_route, plain_end, 0))
+        end_points = jnp.where(ok_start, end_points, 0)
+        end_partial = jnp.where(ok_start, plain_end, 0)
         through = jnp.maximum(end_points, on_points)  # (cells, values, kind)
         partial = jnp.maximum(end_partial, on_partial)
         new_h = 2 * jnp.maximum(base_score, through) + jnp.maximum(base_part, partial)
-        gain = new_h - base_h  # (cells, values, kind)
+        gain = new_h - base_h
         # Card id = kind * max_value + value - 1.
         return jnp.transpose(gain, (0, 2, 1)).reshape(c, t_ * v_)
 

@@ -73,9 +73,27 @@ def decisions(name: str, n: int):
     return np.stack(obs + more[0]), np.stack(masks + more[1]), np.array(actions + more[2]), len(actions)
 
 
+#: Decisions per vmapped call: every call has this shape, so each twin compiles once.
+CHUNK = 512
+
+
 def batched(decide):
-    """`decide` over a batch, compiled once."""
-    return jax.jit(jax.vmap(decide))
+    """`decide` over a batch, compiled once and run CHUNK decisions at a time (the last chunk padded):
+    Fowl's twin holds a few megabytes per decision."""
+    run = jax.jit(jax.vmap(decide))
+
+    def over(obs, masks):
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        out = []
+        for at in range(0, len(obs), CHUNK):
+            o, m = obs[at : at + CHUNK], masks[at : at + CHUNK]
+            pad = CHUNK - len(o)
+            o = np.concatenate([o, np.repeat(o[:1], pad, axis=0)])
+            m = np.concatenate([m, np.repeat(m[:1], pad, axis=0)])
+            out.append(np.asarray(run(jnp.asarray(o), jnp.asarray(m)))[: CHUNK - pad])
+        return np.concatenate(out)
+
+    return over
 
 
 @pytest.mark.parametrize(("name", "n"), CASES, ids=[f"{name}/{n}p" for name, n in CASES])
