@@ -144,21 +144,23 @@ class RLlibConfig:
 
 
 #: How `trainer: jax` seats the rule-based baseline when `opponents.baseline` > 0.
-JAX_BASELINES = ("callback", "off")
+JAX_BASELINES = ("twin", "callback", "off")
 
 
 @dataclass
 class JaxConfig:
     """`trainer: jax` settings; PPO's hyperparameters and the network come from `ppo`."""
 
-    num_envs: Annotated[int, "games stepped side by side on the batched twin (one jitted batch)"] = 256
-    n_steps: Annotated[int, "learner decisions per game per update (num_envs x n_steps per update)"] = 32
+    num_envs: Annotated[int, "games stepped side by side on the batched twin (one jitted batch)"] = 128
+    n_steps: Annotated[int, "learner decisions per game per update (num_envs x n_steps per update)"] = 16
     num_minibatches: Annotated[int, "minibatches per epoch of an update (replaces ppo.batch_size)"] = 8
     baseline: Annotated[
         str,
-        f"one of {list(JAX_BASELINES)}: 'callback' seats the Python baseline through a host callback "
-        "(exact decisions, slower), 'off' drops it from the pool (its weight goes to the other kinds)",
-    ] = "callback"
+        f"one of {list(JAX_BASELINES)}: 'twin' seats the baseline's JAX twin (envs.make_jax_baseline: "
+        "the baseline's decisions, held equal by tests, at batched speed), 'callback' the Python "
+        "baseline through a host callback (exact, slower), 'off' drops it from the pool (its weight "
+        "goes to the other kinds)",
+    ] = "twin"
 
 
 @dataclass

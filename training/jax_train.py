@@ -59,7 +59,7 @@ def settings_of(config: TrainConfig, num_players: int):
 
     ppo, jx, pool = config.ppo, config.jax, config.opponents
     seat = None if config.learner_seat == "random" else int(config.learner_seat)
-    baseline = pool.baseline if jx.baseline == "callback" else 0.0
+    baseline = 0.0 if jx.baseline == "off" else pool.baseline
     return Settings(
         num_envs=jx.num_envs,
         num_steps=jx.n_steps,
@@ -104,6 +104,20 @@ def baseline_callback(config: TrainConfig, aec):
     return baseline
 
 
+def baseline_twin(config: TrainConfig, _aec=None):
+    """The game's baseline as its JAX twin (`envs.make_jax_baseline`), in the trainer's batched
+    signature (observations, masks, seats, wanted) -> actions: every row decides (a cheap traced
+    function; the rows not wanted are discarded)."""
+    import jax
+
+    decide = jax.vmap(envs.make_jax_baseline(config.game, **config.env_options))
+
+    def baseline(obs, mask, _seat, _wanted):
+        return decide(obs, mask)
+
+    return baseline
+
+
 def run(
     config: TrainConfig,
     run_dir: Path,
@@ -125,7 +139,10 @@ def run(
     aec = envs.make(config.game, **config.env_options)
     twin = envs.make_jax(config.game, **config.training_options())
     s = settings_of(config, twin.num_players)
-    baseline = baseline_callback(config, aec) if s.opponent_weights[J.BASELINE] > 0 else None
+    baseline = None
+    if s.opponent_weights[J.BASELINE] > 0:
+        make = baseline_twin if config.jax.baseline == "twin" else baseline_callback
+        baseline = make(config, aec)
     games = J.LearnerGames(twin, s, baseline)
     optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
     key = jax.random.PRNGKey(config.seed)
