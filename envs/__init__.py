@@ -55,6 +55,18 @@ def make(name: str, **kwargs: Any):
     return env_module(name).env(**kwargs)
 
 
+def _jax_module(module: str, caller: str):
+    """Import a JAX twin's module; without JAX, an error that names the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        if getattr(err, "name", None) in ("jax", "jaxlib"):
+            raise ImportError(
+                f"fowlplay.envs.{caller} needs JAX: pip install 'fowlplay[jax]' (or jax and jaxlib)"
+            ) from err
+        raise
+
+
 #: The batched twin of each current game: the module holding its `TwinRules` subclass `Twin`.
 _TWINS: dict[str, str] = {
     "chicken_v1": "fowlplay.envs.chicken.twin",
@@ -68,17 +80,9 @@ def make_jax(name: str, **options: Any):
     """Build a game's batched JAX twin (Pgx's API: `init`, `step`, `observe`) with the same names and
     rule options as `make`; needs the `jax` extra. Shape-changing options are fixed here."""
     reference = make(name, **options)  # the same ValueErrors (and deprecation warning) as `make`
-    current = _SUCCESSORS.get(name, name)
-    try:
-        from fowlplay.envs.core.twin import TwinEnv
+    module = _jax_module(_TWINS[_SUCCESSORS.get(name, name)], "make_jax")
+    from fowlplay.envs.core.twin import TwinEnv
 
-        module = importlib.import_module(_TWINS[current])
-    except ImportError as err:
-        if getattr(err, "name", None) in ("jax", "jaxlib"):
-            raise ImportError(
-                "fowlplay.envs.make_jax needs JAX: pip install 'fowlplay[jax]' (or jax and jaxlib)"
-            ) from err
-        raise
     game = reference.unwrapped
     rules = module.Twin(game.options, game.observer, game.game_cls.action_layout(game.options))
     return TwinEnv(rules, reference.metadata["name"])
@@ -100,14 +104,7 @@ def make_jax_baseline(name: str, **options: Any):
     current = _SUCCESSORS.get(name, name)
     if current not in _BASELINE_TWINS:
         raise ValueError(f"no JAX baseline for {name!r} yet; games with one: {list(_BASELINE_TWINS)}")
-    try:
-        module = importlib.import_module(_BASELINE_TWINS[current])
-    except ImportError as err:
-        if getattr(err, "name", None) in ("jax", "jaxlib"):
-            raise ImportError(
-                "fowlplay.envs.make_jax_baseline needs JAX: pip install 'fowlplay[jax]' (or jax and jaxlib)"
-            ) from err
-        raise
+    module = _jax_module(_BASELINE_TWINS[current], "make_jax_baseline")
     game = reference.unwrapped
     return module.BaselineTwin(game.options, game.observer, game.game_cls.action_layout(game.options)).decide
 

@@ -38,6 +38,7 @@ from fowlplay.envs.fowl.baseline import (
     WINNING_MURDER,
 )
 from fowlplay.envs.fowl.rules import Decision, Wile, full_deck, grid_neighbours
+from fowlplay.envs.fowl.twin import route_programme
 
 _D = Decision
 _NONE = -1
@@ -70,27 +71,9 @@ class BaselineTwin(_Base):
         self.t, self.v = t_, v_ = o.types, o.max_value
         self.b, self.k, self.c = o.num_birds, o.num_kinds, o.cells
         self.m = m_ = (v_ - 1) // 2
-        self.w = w = t_ + t_ * t_ * (m_ + 1)
-        grows = np.zeros((t_, w), bool)
-        shifts = np.zeros((t_, w), bool)
-        base = np.full((t_, w), _NONE, np.int32)
-        for kind in range(t_):
-            grows[kind, :t_] = True
-            base[kind, kind] = 1
-            for start in range(t_):
-                for major in range(t_):
-                    for m in range(m_ + 1):
-                        at = t_ + (start * t_ + major) * (m_ + 1) + m
-                        if major == kind:
-                            grows[kind, at] = True
-                        elif m >= 1:
-                            shifts[kind, at] = True
-                    if start == kind:
-                        if major == kind:
-                            base[kind, t_ + (start * t_ + major) * (m_ + 1)] = 1
-                        elif m_ >= 1:
-                            base[kind, t_ + (start * t_ + major) * (m_ + 1) + 1] = 0
-        self.grows, self.shifts, self.base = grows, shifts, base
+        self.w = t_ + t_ * t_ * (m_ + 1)
+        grows, shifts, base = route_programme(t_, m_)
+        self.grows, self.shifts, self.base = grows, shifts, base.astype(np.int32)
         nbs = grid_neighbours(o.grid_size)
         sides = np.full((o.cells, 4), -1, np.int32)
         for cell, around in enumerate(nbs):

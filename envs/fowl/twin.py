@@ -68,6 +68,32 @@ _NONE = -1
 _RESCORE_CHUNKS = 16
 
 
+def route_programme(t_: int, m_: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The route programme's static masks for `t_` bird types and at most `m_` birds of the other
+    types in a doubled route (see the module docstring): (grows, shifts, base), each row a type."""
+    w = t_ + t_ * t_ * (m_ + 1)
+    grows = np.zeros((t_, w), bool)  # entries that grow by one bird of type `row`
+    shifts = np.zeros((t_, w), bool)  # entries that take the entry of m - 1 (a bird of another type)
+    base = np.full((t_, w), _NONE, np.int8)  # the route of one bird of type `row`
+    for kind in range(t_):
+        grows[kind, :t_] = True
+        base[kind, kind] = 1
+        for start in range(t_):
+            for major in range(t_):
+                for m in range(m_ + 1):
+                    at = t_ + (start * t_ + major) * (m_ + 1) + m
+                    if major == kind:
+                        grows[kind, at] = True
+                    elif m >= 1:
+                        shifts[kind, at] = True
+                if start == kind:
+                    if major == kind:
+                        base[kind, t_ + (start * t_ + major) * (m_ + 1)] = 1  # m = 0, one bird of t
+                    elif m_ >= 1:
+                        base[kind, t_ + (start * t_ + major) * (m_ + 1) + 1] = 0  # m = 1, none of t
+    return grows, shifts, base
+
+
 @pytree_dataclass
 class GameState:
     """One game of Murder Most Fowl; cards are the reference's ids, cells row * grid_size + col."""
@@ -212,26 +238,8 @@ class Twin(TwinRules):
         """The route programme's static masks (see the module docstring)."""
         t_, v_ = self.types, self.values
         self.most_others = m_ = (v_ - 1) // 2  # a doubled route has count(t) > m, and length <= max_value
-        self.width = w = t_ + t_ * t_ * (m_ + 1)  # plain[s], then double[s, t, m]
-        grows = np.zeros((t_, w), bool)  # entries that grow by one bird of type `row`
-        shifts = np.zeros((t_, w), bool)  # entries that take the entry of m - 1 (a bird of another type)
-        base = np.full((t_, w), _NONE, np.int8)  # the route of one bird of type `row`
-        for kind in range(t_):
-            grows[kind, :t_] = True
-            base[kind, kind] = 1
-            for start in range(t_):
-                for major in range(t_):
-                    for m in range(m_ + 1):
-                        at = t_ + (start * t_ + major) * (m_ + 1) + m
-                        if major == kind:
-                            grows[kind, at] = True
-                        elif m >= 1:
-                            shifts[kind, at] = True
-                    if start == kind:
-                        if major == kind:
-                            base[kind, t_ + (start * t_ + major) * (m_ + 1)] = 1  # m = 0, one bird of t
-                        elif m_ >= 1:
-                            base[kind, t_ + (start * t_ + major) * (m_ + 1) + 1] = 0  # m = 1, none of t
+        self.width = t_ + t_ * t_ * (m_ + 1)  # plain[s], then double[s, t, m]
+        grows, shifts, base = route_programme(t_, m_)
         self._grows, self._shifts, self._base = jnp.asarray(grows), jnp.asarray(shifts), jnp.asarray(base)
 
     def _observation_tables(self, o: Any) -> None:
