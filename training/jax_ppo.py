@@ -100,6 +100,9 @@ class Settings:
     learner_seat: int | None  # None: drawn per game
     #: Weights of the opponent kinds: latest (the current learner), snapshot, random, baseline.
     opponent_weights: tuple[float, float, float, float]
+    #: Cut a game off (truncated, paying `truncation_reward`) at the learner's turn once it has made
+    #: this many decisions in it, as the other trainers' `max_decisions` (None: no cut).
+    max_decisions: int | None = None
     #: Bound on a rollout's loop passes per learner decision (a safety net for while_loop; a slot
     #: it leaves empty is left out of the update).
     max_moves_per_decision: int = 1_000
@@ -230,8 +233,16 @@ def make_rollout(games: LearnerGames):
     deal = jax.vmap(games.reset, in_axes=(0, None))
     step = jax.vmap(env.step)
 
+    def due(batch: Seat) -> jax.Array:
+        """At the learner's turn in a game that `max_decisions` cuts off there."""
+        if s.max_decisions is None:
+            return jnp.zeros(n, bool)
+        return (batch.state.current_player == batch.learner) & (batch.episode_length >= s.max_decisions)
+
     def waiting(batch: Seat, count: jax.Array) -> jax.Array:
-        return (count == t_max) & (batch.state.current_player == batch.learner)
+        # A game due for its cut is cut in this rollout, whose last slot its truncation reward is.
+        learners_turn = batch.state.current_player == batch.learner
+        return (count == t_max) & learners_turn & ~due(batch)
 
     def rollout(params: dict, batch: Seat, key: jax.Array, opponents: Opponents):
         key, slot_key = jax.random.split(key)
@@ -273,13 +284,16 @@ def make_rollout(games: LearnerGames):
             state = batch.state
             obs, mask = state.observation, state.legal_action_mask
             active = ~waiting(batch, count)
-            own = active & (state.current_player == batch.learner)
+            cut = active & due(batch)  # ends here instead of deciding
+            own = active & (state.current_player == batch.learner) & ~cut
             # The learner's network on every row: its action where the decision is the learner's
             # (or the latest learner's, an opponent of kind LATEST), its value for the slot.
             logits, value = forward(params, obs, mask, s.depth, s.activation)
             sampled = jax.random.categorical(act_key, logits).astype(jnp.int32)
             log_prob = jax.nn.log_softmax(logits)[rows, sampled]
-            other = _opponent_actions(games, batch, obs, mask, sampled, snapshot, opp_key, active & ~own)
+            other = _opponent_actions(
+                games, batch, obs, mask, sampled, snapshot, opp_key, active & ~own & ~cut
+            )
             action = jnp.where(own, sampled, other)
             slot = jnp.where(own, count, t_max)  # out of range: dropped
             trajectory = trajectory._replace(
@@ -293,13 +307,19 @@ def make_rollout(games: LearnerGames):
             count = count + own
             gathering = gathering | own
             stepped = step(state, action, jax.random.split(step_key, n))
-            ended = stepped.terminated | stepped.truncated
+            ended = stepped.terminated | stepped.truncated | cut
             gained = stepped.rewards[rows, batch.learner]
+            scoring = active & gathering
+            last = jnp.where(scoring, count - 1, t_max)
             if s.truncation_reward is not None:
                 capped = stepped.truncated & ~stepped.terminated
                 gained = jnp.where(capped, jnp.float32(s.truncation_reward), gained)
-            scoring = active & gathering
-            last = jnp.where(scoring, count - 1, t_max)
+                # A cut game's last slot is paid the truncation reward in place of what it gathered
+                # since the learner's decision (as the other trainers' cut replaces the step's reward).
+                so_far = trajectory.reward[jnp.minimum(last, t_max - 1), rows]
+                gained = jnp.where(cut, jnp.float32(s.truncation_reward) - so_far, gained)
+            else:
+                gained = jnp.where(cut, 0.0, gained)
             episode_return = batch.episode_return + jnp.where(scoring, gained, 0.0)
             finishing = scoring & ended
             trajectory = trajectory._replace(
@@ -307,7 +327,7 @@ def make_rollout(games: LearnerGames):
                 done=trajectory.done.at[last, rows].set(ended, mode="drop"),
             )
             ending = jnp.where(finishing, count - 1, t_max)
-            outcome = jnp.sign(stepped.rewards[rows, batch.learner]).astype(jnp.float32)
+            outcome = jnp.where(cut, 0.0, jnp.sign(stepped.rewards[rows, batch.learner]))
             length = batch.episode_length + own
             episodes = {
                 "episode_return": episodes["episode_return"]

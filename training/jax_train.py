@@ -75,6 +75,7 @@ def settings_of(config: TrainConfig, num_players: int):
         minibatch_size=jx.num_envs * jx.n_steps // jx.num_minibatches,
         snapshot_slots=pool.snapshot_window,
         truncation_reward=config.truncation_reward,
+        max_decisions=config.max_decisions,
         learner_seat=seat,
         opponent_weights=(pool.latest, pool.snapshot, pool.random, baseline),
     )

@@ -256,3 +256,36 @@ def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
     assert np.asarray(
         episodes["done"]
     ).any()  # 400 learner decisions in each of 3 games end some (a game: about 230)
+
+
+def test_max_decisions_cuts_a_game_at_the_learners_turn_and_pays_the_truncation_reward():
+    """`max_decisions` as the other trainers apply it: once the learner has made that many decisions
+    in a game, its next turn ends the game (truncated), and the last slot's reward is the truncation
+    reward in place of what it gathered; a cut game's outcome is neither a win nor a loss."""
+    twin = envs.make_jax("chicken_v1")
+    num_envs, num_steps, cap = 4, 40, 3
+    s = jax_ppo.Settings(
+        num_envs=num_envs, num_steps=num_steps, net_arch=(8,), activation="tanh", gamma=1.0,
+        gae_lambda=1.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1,
+        minibatch_size=4, snapshot_slots=1, truncation_reward=-0.75, learner_seat=None,
+        opponent_weights=(0.0, 0.0, 1.0, 0.0), max_decisions=cap,
+    )  # fmt: skip
+    games = jax_ppo.LearnerGames(twin, s)
+    params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
+    opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
+    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
+        jax.random.split(jax.random.PRNGKey(5), num_envs), opponents
+    )
+    rollout = jax.jit(jax_ppo.make_rollout(games))
+    after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
+    t = jax.tree_util.tree_map(np.asarray, trajectory)
+    done, length = np.asarray(episodes["done"]), np.asarray(episodes["episode_length"])
+    outcome = np.asarray(episodes["outcome"])
+    assert t.valid.all() and (done == t.done).all()
+    assert (length[done] <= cap).all()
+    cut = done & (outcome == 0)
+    assert cut.sum() >= num_steps * num_envs // (cap + 1) - num_envs  # random chicken lasts longer
+    assert (length[cut] == cap).all() and (t.reward[cut] == np.float32(-0.75)).all()
+    # Every game ends the rollout at a learner's turn it may take (a due cut is never left waiting).
+    assert (np.asarray(after.episode_length) < cap).all()
+    assert (np.asarray(after.state.current_player) == np.asarray(after.learner)).all()
