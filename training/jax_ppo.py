@@ -155,34 +155,59 @@ def rows_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(pick, on_true, on_false)
 
 
+def opponent_rows(weights: tuple[float, ...], num_envs: int) -> np.ndarray:
+    """Each game row's opponent kind, rows of one kind side by side in kind order: the pool's
+    weights times `num_envs` rounded by largest remainder, every kind of positive weight at least
+    one row. Stratified where a draw per game would vary, and it lets each kind's network (or
+    baseline) run on its own rows alone."""
+    weights = np.asarray(weights, np.float64)
+    share = weights / weights.sum() * num_envs
+    rows = np.floor(share).astype(int)
+    rows[(weights > 0) & (rows == 0)] = 1
+    while rows.sum() < num_envs:
+        rows[np.argmax(np.where(weights > 0, share - rows, -np.inf))] += 1
+    while rows.sum() > num_envs:
+        rows[np.argmax(np.where(rows > 1, rows - share, -np.inf))] -= 1
+    return np.repeat(np.arange(len(weights)), rows).astype(np.int32)
+
+
 class LearnerGames:
-    """Games seen from the learner's seat, dealt with a drawn seat and opponent kind."""
+    """Games seen from the learner's seat: each dealt with a drawn seat, against its row's
+    opponent kind (`opponent_rows`)."""
 
     def __init__(self, env: TwinEnv, settings: Settings, baseline: Baseline | None = None) -> None:
         self.env, self.s, self.baseline = env, settings, baseline
         weights = np.asarray(settings.opponent_weights, np.float64)
         if baseline is None:
             weights[BASELINE] = 0.0
-        self._kind_logits = jnp.log(jnp.asarray(weights / weights.sum(), jnp.float32))
+        if settings.num_envs < np.count_nonzero(weights):
+            raise ValueError(
+                f"jax.num_envs ({settings.num_envs}) must give each opponent kind of the pool a game "
+                f"(at least {np.count_nonzero(weights)})"
+            )
+        self.kinds = opponent_rows(tuple(weights), settings.num_envs)
+        #: Each kind's rows, as a slice of the batch.
+        self.rows = {
+            kind: slice(
+                int(np.searchsorted(self.kinds, kind)), int(np.searchsorted(self.kinds, kind, "right"))
+            )
+            for kind in (LATEST, SNAPSHOT, RANDOM, BASELINE)
+        }
 
-    def reset(self, key: jax.Array, opponents: Opponents) -> Seat:
-        """A new game (one, unbatched: vmap it) with a drawn seat and opponent kind; it may be an
-        opponent's decision first (the rollout plays it)."""
-        deal, seat_key, kind_key = jax.random.split(key, 3)
+    def reset(self, key: jax.Array, kind: jax.Array) -> Seat:
+        """A new game against an opponent of `kind` (one, unbatched: vmap it with the rows' kinds)
+        with a drawn seat; it may be an opponent's decision first (the rollout plays it)."""
+        deal, seat_key = jax.random.split(key)
         n = self.env.num_players
         learner = (
             jnp.int32(self.s.learner_seat)
             if self.s.learner_seat is not None
             else jax.random.randint(seat_key, (), 0, n, jnp.int32)
         )
-        kind_logits = jnp.where(
-            (jnp.arange(4) == SNAPSHOT) & (opponents.ready == 0), -jnp.inf, self._kind_logits
-        )
-        kind = jax.random.categorical(kind_key, kind_logits).astype(jnp.int32)
         return Seat(
             state=self.env.init(deal),
             learner=learner,
-            opponent=kind,
+            opponent=jnp.int32(kind),
             episode_return=jnp.float32(0.0),
             episode_length=jnp.int32(0),
         )
@@ -230,7 +255,8 @@ def make_rollout(games: LearnerGames):
     s, env = games.s, games.env
     n, t_max = s.num_envs, s.num_steps
     rows = jnp.arange(n)
-    deal = jax.vmap(games.reset, in_axes=(0, None))
+    deal = jax.vmap(games.reset)
+    kinds = jnp.asarray(games.kinds)
     step = jax.vmap(env.step)
 
     def due(batch: Seat) -> jax.Array:
@@ -291,18 +317,19 @@ def make_rollout(games: LearnerGames):
             logits, value = forward(params, obs, mask, s.depth, s.activation)
             sampled = jax.random.categorical(act_key, logits).astype(jnp.int32)
             log_prob = jax.nn.log_softmax(logits)[rows, sampled]
+            deciding = active & ~own & ~cut
             other = _opponent_actions(
-                games, batch, obs, mask, sampled, snapshot, opp_key, active & ~own & ~cut
+                games, batch, obs, mask, sampled, opponents, snapshot, opp_key, deciding
             )
             action = jnp.where(own, sampled, other)
-            slot = jnp.where(own, count, t_max)  # out of range: dropped
+            slot = _slots(jnp.where(own, count, t_max), t_max)  # t_max: none
             trajectory = trajectory._replace(
-                obs=trajectory.obs.at[slot, rows].set(obs, mode="drop"),
-                mask=trajectory.mask.at[slot, rows].set(mask, mode="drop"),
-                action=trajectory.action.at[slot, rows].set(action, mode="drop"),
-                log_prob=trajectory.log_prob.at[slot, rows].set(log_prob, mode="drop"),
-                value=trajectory.value.at[slot, rows].set(value, mode="drop"),
-                valid=trajectory.valid.at[slot, rows].set(True, mode="drop"),
+                obs=_put(trajectory.obs, slot, obs),
+                mask=_put(trajectory.mask, slot, mask),
+                action=_put(trajectory.action, slot, action),
+                log_prob=_put(trajectory.log_prob, slot, log_prob),
+                value=_put(trajectory.value, slot, value),
+                valid=trajectory.valid | slot,
             )
             count = count + own
             gathering = gathering | own
@@ -310,36 +337,34 @@ def make_rollout(games: LearnerGames):
             ended = stepped.terminated | stepped.truncated | cut
             gained = stepped.rewards[rows, batch.learner]
             scoring = active & gathering
-            last = jnp.where(scoring, count - 1, t_max)
+            last = _slots(jnp.where(scoring, count - 1, t_max), t_max)
             if s.truncation_reward is not None:
                 capped = stepped.truncated & ~stepped.terminated
                 gained = jnp.where(capped, jnp.float32(s.truncation_reward), gained)
                 # A cut game's last slot is paid the truncation reward in place of what it gathered
                 # since the learner's decision (as the other trainers' cut replaces the step's reward).
-                so_far = trajectory.reward[jnp.minimum(last, t_max - 1), rows]
+                so_far = jnp.where(last, trajectory.reward, 0.0).sum(0)
                 gained = jnp.where(cut, jnp.float32(s.truncation_reward) - so_far, gained)
             else:
                 gained = jnp.where(cut, 0.0, gained)
             episode_return = batch.episode_return + jnp.where(scoring, gained, 0.0)
             finishing = scoring & ended
             trajectory = trajectory._replace(
-                reward=trajectory.reward.at[last, rows].add(gained, mode="drop"),
-                done=trajectory.done.at[last, rows].set(ended, mode="drop"),
+                reward=trajectory.reward + jnp.where(last, gained, 0.0),
+                done=_put(trajectory.done, last, ended),
             )
-            ending = jnp.where(finishing, count - 1, t_max)
+            ending = _slots(jnp.where(finishing, count - 1, t_max), t_max)
             outcome = jnp.where(cut, 0.0, jnp.sign(stepped.rewards[rows, batch.learner]))
             length = batch.episode_length + own
             episodes = {
-                "episode_return": episodes["episode_return"]
-                .at[ending, rows]
-                .set(episode_return, mode="drop"),
-                "episode_length": episodes["episode_length"].at[ending, rows].set(length, mode="drop"),
-                "outcome": episodes["outcome"].at[ending, rows].set(outcome, mode="drop"),
-                "opponent": episodes["opponent"].at[ending, rows].set(batch.opponent, mode="drop"),
-                "done": episodes["done"].at[ending, rows].set(True, mode="drop"),
+                "episode_return": _put(episodes["episode_return"], ending, episode_return),
+                "episode_length": _put(episodes["episode_length"], ending, length),
+                "outcome": _put(episodes["outcome"], ending, outcome),
+                "opponent": _put(episodes["opponent"], ending, batch.opponent),
+                "done": episodes["done"] | ending,
             }
             moved = batch.replace(state=stepped, episode_return=episode_return, episode_length=length)
-            moved = rows_where(ended, deal(jax.random.split(deal_key, n), opponents), moved)
+            moved = rows_where(ended, deal(jax.random.split(deal_key, n), kinds), moved)
             batch = rows_where(active, moved, batch)
             gathering = gathering & ~(active & ended)
             return batch, count, gathering, trajectory, episodes, key, passes + 1
@@ -351,32 +376,50 @@ def make_rollout(games: LearnerGames):
     return rollout
 
 
+def _slots(slot: jax.Array, t_max: int) -> jax.Array:
+    """[T, N] flags of each game's slot `slot` (one per game; `t_max` flags none)."""
+    return jnp.arange(t_max)[:, None] == slot[None, :]
+
+
+def _put(buffer: jax.Array, slots: jax.Array, values: jax.Array) -> jax.Array:
+    """`buffer` [T, N, ...] with each game's flagged slot set to its row of `values` [N, ...]: a
+    select over the whole buffer, which XLA on a CPU runs far faster than a scatter."""
+    flags = slots.reshape(slots.shape + (1,) * (buffer.ndim - 2))
+    return jnp.where(flags, values[None].astype(buffer.dtype), buffer)
+
+
 def _opponent_actions(
     games: LearnerGames,
     batch: Seat,
     obs: jax.Array,
     mask: jax.Array,
     latest: jax.Array,
+    opponents: Opponents,
     snapshot: dict,
     key: jax.Array,
     deciding: jax.Array,
 ) -> jax.Array:
-    """Each row's opponent action at its decision: `latest` (the learner's sampled action) for kind
-    LATEST, the rollout's snapshot, uniform random, or the baseline, asked only for the rows it
-    seats whose decision this really is (`deciding`: its host callback skips the others)."""
-    s = games.s
+    """Each row's opponent action at its decision, each kind computed on its own rows only:
+    `latest` (the learner's sampled action), the rollout's snapshot (the latest until the first
+    snapshot is taken), uniform random, or the baseline, asked only for the decisions that really
+    are an opponent's (`deciding`: its host callback skips the others)."""
+    s, rows = games.s, games.rows
     snap_key, random_key = jax.random.split(key)
-    snapshot_action = jax.random.categorical(
-        snap_key, policy_logits(snapshot, obs, mask, s.depth, s.activation)
-    ).astype(jnp.int32)
-    uniform = jax.random.categorical(random_key, jnp.where(mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
-    kind = batch.opponent
-    action = jnp.select([kind == LATEST, kind == SNAPSHOT], [latest, snapshot_action], uniform)
-    if games.baseline is not None:
-        wanted = deciding & (kind == BASELINE)
-        chosen = games.baseline(obs, mask, batch.state.current_player, wanted)
-        action = jnp.where(kind == BASELINE, chosen, action)
-    return action
+    pieces = [latest[rows[LATEST]]]
+    snap = rows[SNAPSHOT]
+    if snap.stop > snap.start:
+        logits = policy_logits(snapshot, obs[snap], mask[snap], s.depth, s.activation)
+        drawn = jax.random.categorical(snap_key, logits).astype(jnp.int32)
+        pieces.append(jnp.where(opponents.ready > 0, drawn, latest[snap]))
+    some = rows[RANDOM]
+    pieces.append(
+        jax.random.categorical(random_key, jnp.where(mask[some], 0.0, MASKED_LOGIT)).astype(jnp.int32)
+    )
+    base = rows[BASELINE]
+    if base.stop > base.start:
+        seats = batch.state.current_player[base]
+        pieces.append(games.baseline(obs[base], mask[base], seats, deciding[base]).astype(jnp.int32))
+    return jnp.concatenate(pieces)
 
 
 def _variance(x: jax.Array, where: jax.Array) -> jax.Array:
@@ -480,12 +523,12 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
     return jax.jit(update)
 
 
-def start(games: LearnerGames, key: jax.Array, params: dict, optimizer, opponents: Opponents) -> Runner:
+def start(games: LearnerGames, key: jax.Array, params: dict, optimizer) -> Runner:
     """A Runner with fresh games (the first rollout plays any opponents' decisions before the
     learner's first)."""
     reset_key, key = jax.random.split(key)
-    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
-        jax.random.split(reset_key, games.s.num_envs), opponents
+    batch = jax.jit(jax.vmap(games.reset))(
+        jax.random.split(reset_key, games.s.num_envs), jnp.asarray(games.kinds)
     )
     return Runner(
         params=params, opt_state=optimizer.init(params), games=batch, key=key, timesteps=jnp.int32(0)

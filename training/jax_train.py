@@ -157,7 +157,7 @@ def run(
             checkpoint, run_dir, params, snapshots, trust_checkpoint
         )
     opponents = J.Opponents(snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
-    runner = J.start(games, key, params, optimizer, opponents)
+    runner = J.start(games, key, params, optimizer)
     if opt_leaves is not None:
         structure = jax.tree_util.tree_structure(runner.opt_state)
         runner = runner.replace(opt_state=jax.tree_util.tree_unflatten(structure, opt_leaves))

@@ -189,10 +189,11 @@ def test_the_baseline_is_asked_only_for_the_opponent_decisions_of_the_games_it_s
         clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1, minibatch_size=4,
         snapshot_slots=1, truncation_reward=None, learner_seat=0, opponent_weights=(0.0, 0.0, 0.5, 0.5),
     )  # fmt: skip
-    asked, skipped = [], []
+    asked, skipped, widths = [], [], set()
 
     def decide(obs, mask, seat, wanted):
         seat, wanted = np.asarray(seat), np.asarray(wanted)
+        widths.add(len(seat))
         asked.extend(seat[wanted].tolist())
         skipped.extend(seat[~wanted].tolist())
         return np.asarray(mask).argmax(-1).astype(np.int32)
@@ -205,16 +206,34 @@ def test_the_baseline_is_asked_only_for_the_opponent_decisions_of_the_games_it_s
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
     opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
     keys = jax.random.split(jax.random.PRNGKey(3), num_envs)
-    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(keys, opponents)
+    batch = jax.jit(jax.vmap(games.reset))(keys, jax.numpy.asarray(games.kinds))
     kinds = np.asarray(batch.opponent)
     assert (kinds == jax_ppo.RANDOM).any() and (kinds == jax_ppo.BASELINE).any()  # the seed's pool
     rollout = jax.jit(jax_ppo.make_rollout(games))
     batch, _, trajectory, _ = rollout(params, batch, jax.random.PRNGKey(4), opponents)
     assert np.asarray(trajectory.valid).all()
     assert asked and set(asked) == {1}  # the opponent's seat only, never the learner's decision
-    assert 1 in skipped  # an opponent's decision in a game the random opponent seats: not asked
+    assert 0 in skipped  # the learner's own decisions in the games the baseline seats: not asked
+    # Only the baseline's rows reach it (the random opponent's games are never passed).
+    assert widths == {int((kinds == jax_ppo.BASELINE).sum())} and 0 < min(widths) < num_envs
     # Every game waits at the learner's decision, so its value bootstraps the rollout's last slot.
     assert (np.asarray(batch.state.current_player) == 0).all()
+
+
+def test_opponent_rows_follow_the_pool_weights_by_largest_remainder():
+    """Each opponent kind gets its share of the rows (largest remainder), at least one if its
+    weight is positive, none if zero, rows of one kind side by side."""
+    rows = jax_ppo.opponent_rows((0.3, 0.2, 0.2, 0.3), 128)
+    assert np.bincount(rows, minlength=4).tolist() == [38, 26, 26, 38]
+    assert (np.diff(rows) >= 0).all()
+    assert np.bincount(jax_ppo.opponent_rows((0.05, 0.05, 0.85, 0.05), 16), minlength=4).tolist() == [
+        1,
+        1,
+        13,
+        1,
+    ]
+    assert np.bincount(jax_ppo.opponent_rows((1.0, 0.0, 0.0, 0.0), 5), minlength=4).tolist() == [5, 0, 0, 0]
+    assert np.bincount(jax_ppo.opponent_rows((0.5, 0.0, 0.5, 0.0), 7), minlength=4).tolist()[1::2] == [0, 0]
 
 
 def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
@@ -233,8 +252,8 @@ def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
     games = jax_ppo.LearnerGames(twin, s)
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
     opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
-    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
-        jax.random.split(jax.random.PRNGKey(5), num_envs), opponents
+    batch = jax.jit(jax.vmap(games.reset))(
+        jax.random.split(jax.random.PRNGKey(5), num_envs), jax.numpy.asarray(games.kinds)
     )
     rollout = jax.jit(jax_ppo.make_rollout(games))
     after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
@@ -273,8 +292,8 @@ def test_max_decisions_cuts_a_game_at_the_learners_turn_and_pays_the_truncation_
     games = jax_ppo.LearnerGames(twin, s)
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
     opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
-    batch = jax.jit(jax.vmap(games.reset, in_axes=(0, None)))(
-        jax.random.split(jax.random.PRNGKey(5), num_envs), opponents
+    batch = jax.jit(jax.vmap(games.reset))(
+        jax.random.split(jax.random.PRNGKey(5), num_envs), jax.numpy.asarray(games.kinds)
     )
     rollout = jax.jit(jax_ppo.make_rollout(games))
     after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
