@@ -434,7 +434,7 @@ def training_table(
     if len(trainers) > 1:
         print(
             f"\nbar (trainer jax): at least {JAX_TRAINING_BAR}x the ppo trainer's decisions/s for every "
-            "game, same command, same load"
+            f"game, same command, same load; {_jax_bar(out)}"
         )
     out_ppo = [r for r in out if r["trainer"] == "ppo"]
     shares = loaded_shares(out_ppo)
@@ -446,6 +446,20 @@ def training_table(
             f"of its idle rate (measured in this run); {result}"
         )
     return out
+
+
+def _jax_bar(rows: list[dict]) -> str:
+    """Whether every game's jax rate is `JAX_TRAINING_BAR` times its ppo rate at each load."""
+    rate = {(r["game"], r["trainer"], r["load"]): r["decisions_per_s"] for r in rows}
+    ratios: dict[str, float] = {}
+    for (game, trainer, load), value in rate.items():
+        ppo = rate.get((game, "ppo", load))
+        if trainer == "jax" and ppo:
+            ratios[game] = min(ratios.get(game, float("inf")), value / ppo)
+    if not ratios:
+        return "not measured (no jax and ppo rows of one game and load)"
+    below = {game: f"{ratio:.1f}x" for game, ratio in sorted(ratios.items()) if ratio < JAX_TRAINING_BAR}
+    return "met" if not below else f"below it (lowest ratio): {below}"
 
 
 def _players(text: str) -> str:

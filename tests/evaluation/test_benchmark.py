@@ -162,3 +162,22 @@ def test_a_real_second_round_measures_every_anchor_and_game_again():
     ]
     benchmark.keep_best_of_rounds(rows, rounds=2, seconds=0.02)
     assert all(row["aec_decisions_per_s"] > 1.0 and row["aec_rounds"] == 2 for row in rows)
+
+
+def test_the_jax_training_bar_names_each_game_below_it_with_its_lowest_ratio():
+    from fowlplay.evaluation.benchmark import JAX_TRAINING_BAR, _jax_bar
+
+    def row(game, trainer, load, rate):
+        return {"game": game, "trainer": trainer, "load": load, "decisions_per_s": rate}
+
+    fast = [row("a", "ppo", 0, 10.0), row("a", "jax", 0, 10.0 * JAX_TRAINING_BAR)]
+    assert _jax_bar(fast) == "met"
+    slow = [
+        *fast,
+        row("a", "ppo", 2, 10.0),
+        row("a", "jax", 2, 40.0),
+        row("b", "ppo", 0, 2.0),
+        row("b", "jax", 0, 100.0),
+    ]
+    assert _jax_bar(slow) == "below it (lowest ratio): {'a': '4.0x'}"
+    assert _jax_bar([row("a", "ppo", 0, 1.0)]).startswith("not measured")
