@@ -379,6 +379,14 @@ class TrainConfig:
                 f"jax.num_envs x jax.n_steps ({jx.num_envs * jx.n_steps}) must divide into "
                 f"jax.num_minibatches ({jx.num_minibatches}) equal minibatches"
             )
+        pool = self.opponents
+        weights = (pool.latest, pool.snapshot, pool.random, 0.0 if jx.baseline == "off" else pool.baseline)
+        kinds = sum(1 for weight in weights if weight > 0)
+        if self.trainer == "jax" and jx.num_envs < kinds:
+            raise ConfigError(
+                f"jax.num_envs ({jx.num_envs}) must give each of the pool's {kinds} opponent kinds "
+                f"of positive weight a game of its own; set it to at least {kinds}"
+            )
         if self.trainer not in ("rllib", "jax"):
             return
         unsupported = {

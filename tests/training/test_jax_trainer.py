@@ -73,6 +73,13 @@ def test_bad_jax_keys_are_named():
         load_config(config, {"trainer": "jax", "jax.baseline": "python"})
     with pytest.raises(ConfigError, match="must divide into"):
         load_config(config, {"trainer": "jax", "jax.num_envs": 3, "jax.n_steps": 3, "jax.num_minibatches": 2})
+    with pytest.raises(
+        ConfigError, match=r"jax\.num_envs \(2\) must give each of the pool's 4 opponent kinds"
+    ):
+        load_config(config, {"trainer": "jax", "jax.num_envs": 2, "jax.num_minibatches": 1})
+    load_config(
+        config, {"trainer": "jax", "jax.num_envs": 3, "jax.num_minibatches": 1, "jax.baseline": "off"}
+    )
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: jax"):
         load_config(config, {"trainer": "jax", "decision_cost": 0.1})
 
@@ -236,18 +243,15 @@ def test_opponent_rows_follow_the_pool_weights_by_largest_remainder():
     assert np.bincount(jax_ppo.opponent_rows((0.5, 0.0, 0.5, 0.0), 7), minlength=4).tolist()[1::2] == [0, 0]
 
 
-def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
-    """The rollout's slots against the twin replayed by hand: each slot holds the learner's
-    observation, mask and action at its decision, the learner's rewards up to its next decision and
-    whether the game ended in between; a game's opening moves before the learner's first decision
-    reward no slot."""
+def rollout_against_random(num_envs: int, num_steps: int, **settings):
+    """One rollout of Chicken games against the uniform random opponent, from a fixed deal and key:
+    (the games after it, the trajectory as numpy arrays, the episodes)."""
     twin = envs.make_jax("chicken_v1")
-    num_envs, num_steps = 3, 400
     s = jax_ppo.Settings(
         num_envs=num_envs, num_steps=num_steps, net_arch=(8,), activation="tanh", gamma=1.0,
         gae_lambda=1.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1,
-        minibatch_size=4, snapshot_slots=1, truncation_reward=None, learner_seat=None,
-        opponent_weights=(0.0, 0.0, 1.0, 0.0),
+        minibatch_size=4, snapshot_slots=1, learner_seat=None, opponent_weights=(0.0, 0.0, 1.0, 0.0),
+        **settings,
     )  # fmt: skip
     games = jax_ppo.LearnerGames(twin, s)
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
@@ -257,7 +261,16 @@ def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
     )
     rollout = jax.jit(jax_ppo.make_rollout(games))
     after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
-    t = jax.tree_util.tree_map(np.asarray, trajectory)
+    return after, jax.tree_util.tree_map(np.asarray, trajectory), episodes
+
+
+def test_a_rollout_keeps_each_learner_decision_and_the_rewards_until_its_next():
+    """The rollout's slots against the twin replayed by hand: each slot holds the learner's
+    observation, mask and action at its decision, the learner's rewards up to its next decision and
+    whether the game ended in between; a game's opening moves before the learner's first decision
+    reward no slot."""
+    num_envs, num_steps = 3, 400
+    after, t, episodes = rollout_against_random(num_envs, num_steps, truncation_reward=None)
     assert t.valid.all()
     for row in range(num_envs):
         assert (t.mask[:, row][np.arange(num_steps), t.action[:, row]]).all()  # every action legal
@@ -281,23 +294,10 @@ def test_max_decisions_cuts_a_game_at_the_learners_turn_and_pays_the_truncation_
     """`max_decisions` as the other trainers apply it: once the learner has made that many decisions
     in a game, its next turn ends the game (truncated), and the last slot's reward is the truncation
     reward in place of what it gathered; a cut game's outcome is neither a win nor a loss."""
-    twin = envs.make_jax("chicken_v1")
     num_envs, num_steps, cap = 4, 40, 3
-    s = jax_ppo.Settings(
-        num_envs=num_envs, num_steps=num_steps, net_arch=(8,), activation="tanh", gamma=1.0,
-        gae_lambda=1.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1,
-        minibatch_size=4, snapshot_slots=1, truncation_reward=-0.75, learner_seat=None,
-        opponent_weights=(0.0, 0.0, 1.0, 0.0), max_decisions=cap,
-    )  # fmt: skip
-    games = jax_ppo.LearnerGames(twin, s)
-    params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
-    opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
-    batch = jax.jit(jax.vmap(games.reset))(
-        jax.random.split(jax.random.PRNGKey(5), num_envs), jax.numpy.asarray(games.kinds)
+    after, t, episodes = rollout_against_random(
+        num_envs, num_steps, truncation_reward=-0.75, max_decisions=cap
     )
-    rollout = jax.jit(jax_ppo.make_rollout(games))
-    after, _, trajectory, episodes = rollout(params, batch, jax.random.PRNGKey(6), opponents)
-    t = jax.tree_util.tree_map(np.asarray, trajectory)
     done, length = np.asarray(episodes["done"]), np.asarray(episodes["episode_length"])
     outcome = np.asarray(episodes["outcome"])
     assert t.valid.all() and (done == t.done).all()
