@@ -161,6 +161,12 @@ class JaxConfig:
         "baseline through a host callback (exact, slower), 'off' drops it from the pool (its weight "
         "goes to the other kinds)",
     ] = "twin"
+    cell_embedding: Annotated[
+        int,
+        "0: a plain dense first layer; d > 0 (murder_most_fowl_v0 only): each grid cell's features reach "
+        "the first layer through one shared features -> d linear map per network (fewer inputs, "
+        "weights shared by every cell); checkpoints hold the dense layer it equals",
+    ] = 0
 
 
 @dataclass
@@ -374,6 +380,7 @@ class TrainConfig:
         _positive("jax.n_steps", jx.n_steps, allow_zero=False)
         _positive("jax.num_minibatches", jx.num_minibatches, allow_zero=False)
         _choice("jax.baseline", jx.baseline, JAX_BASELINES)
+        _positive("jax.cell_embedding", jx.cell_embedding)
         if jx.num_envs * jx.n_steps % jx.num_minibatches:
             raise ConfigError(
                 f"jax.num_envs x jax.n_steps ({jx.num_envs * jx.n_steps}) must divide into "

@@ -28,11 +28,42 @@ ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu}
 
 
 # ----- the network -------------------------------------------------------------------------------
-def init_params(key: jax.Array, obs_size: int, num_actions: int, net_arch: list[int]) -> dict[str, jax.Array]:
+@dataclass(frozen=True)
+class Embedding:
+    """An observation piece laid out as [items][features] (Murder Most Fowl's grids: [seat x cell]
+    [cell features]) that reaches each network's first hidden layer through one `features -> dim`
+    linear map shared by all its items, then the layer's weights on the items' `dim`-wide codes.
+    The composition is linear, so it is exactly a dense first layer (`dense_weights`): checkpoints
+    hold that layer and load as any other. It costs the first layer `items x dim` inputs where the
+    dense layer has `items x features`, and every item learns from what the others teach the map."""
+
+    start: int  # the piece's first entry in the observation
+    items: int
+    features: int
+    dim: int
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.items * self.features
+
+    def reduced(self, obs_size: int) -> int:
+        """The first layer's inputs: the observation with the piece replaced by its codes."""
+        return obs_size - self.items * (self.features - self.dim)
+
+
+def _embedding_name(net: str) -> str:
+    return f"mlp_extractor.{net}.0.embedding"
+
+
+def init_params(
+    key: jax.Array, obs_size: int, num_actions: int, net_arch: list[int], embedding: Embedding | None = None
+) -> dict[str, jax.Array]:
     """SB3's initialisation: orthogonal weights (gain sqrt 2 in the hidden layers, 0.01 for the
-    action head, 1 for the value head) and zero biases, named as SB3's MaskablePPO policy names them."""
+    action head, 1 for the value head) and zero biases, named as SB3's MaskablePPO policy names them
+    (with `embedding`, each network's first layer reads the reduced input and its map is an extra
+    `<first layer>.embedding`, orthogonal with gain 1)."""
     params: dict[str, jax.Array] = {}
-    keys = iter(jax.random.split(key, 2 * len(net_arch) + 2))
+    keys = iter(jax.random.split(key, 2 * len(net_arch) + 4))
 
     def layer(name: str, fan_in: int, fan_out: int, gain: float) -> None:
         weight = jax.nn.initializers.orthogonal(gain)(next(keys), (fan_out, fan_in), jnp.float32)
@@ -41,6 +72,11 @@ def init_params(key: jax.Array, obs_size: int, num_actions: int, net_arch: list[
 
     for net in ("policy_net", "value_net"):
         fan_in = obs_size
+        if embedding is not None and net_arch:
+            fan_in = embedding.reduced(obs_size)
+            params[_embedding_name(net)] = jax.nn.initializers.orthogonal(1.0)(
+                next(keys), (embedding.dim, embedding.features), jnp.float32
+            )
         for i, width in enumerate(net_arch):
             layer(f"mlp_extractor.{net}.{2 * i}", fan_in, width, math.sqrt(2))
             fan_in = width
@@ -50,32 +86,89 @@ def init_params(key: jax.Array, obs_size: int, num_actions: int, net_arch: list[
     return params
 
 
-def _mlp(params: dict, net: str, x: jax.Array, depth: int, activation: str) -> jax.Array:
+def dense_weights(params: dict, embedding: Embedding | None) -> dict[str, jax.Array]:
+    """The same network with each embedded first layer multiplied out into the dense layer it
+    equals, under SB3's names alone: what a checkpoint holds (identity without an embedding)."""
+    out = dict(params)
+    for net in ("policy_net", "value_net"):
+        code = out.pop(_embedding_name(net), None)
+        if code is None:
+            continue
+        name = f"mlp_extractor.{net}.0.weight"
+        w, e = out[name], embedding
+        lo, width = e.start, e.items * e.dim
+        grid = jnp.einsum("hid,df->hif", w[:, lo : lo + width].reshape(-1, e.items, e.dim), code)
+        out[name] = jnp.concatenate([w[:, :lo], grid.reshape(w.shape[0], -1), w[:, lo + width :]], axis=1)
+    return out
+
+
+def _first_layer(params: dict, net: str, x: jax.Array, embedding: Embedding | None) -> jax.Array:
+    w, b = params[f"mlp_extractor.{net}.0.weight"], params[f"mlp_extractor.{net}.0.bias"]
+    code = params.get(_embedding_name(net))
+    if code is None:  # a dense layer (also a snapshot's: snapshots are kept dense)
+        return x @ w.T + b
+    e = embedding
+    lo, width = e.start, e.items * e.dim
+    items = x[..., lo : e.stop].reshape(*x.shape[:-1], e.items, e.features)
+    codes = (items @ code.T).reshape(*x.shape[:-1], width)
+    return (
+        x[..., :lo] @ w[:, :lo].T
+        + codes @ w[:, lo : lo + width].T
+        + x[..., e.stop :] @ w[:, lo + width :].T
+        + b
+    )
+
+
+def _mlp(params: dict, net: str, x: jax.Array, depth: int, activation: str, embedding=None) -> jax.Array:
     act = ACTIVATIONS[activation]
     for i in range(depth):
+        if i == 0:
+            x = act(_first_layer(params, net, x, embedding))
+            continue
         x = act(
             x @ params[f"mlp_extractor.{net}.{2 * i}.weight"].T + params[f"mlp_extractor.{net}.{2 * i}.bias"]
         )
     return x
 
 
-def policy_logits(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str) -> jax.Array:
+def policy_logits(
+    params: dict,
+    obs: jax.Array,
+    mask: jax.Array,
+    depth: int,
+    activation: str,
+    embedding: Embedding | None = None,
+) -> jax.Array:
     """Masked logits of one observation or a batch (the policy half alone: what an opponent needs)."""
-    pi = _mlp(params, "policy_net", obs, depth, activation)
+    pi = _mlp(params, "policy_net", obs, depth, activation, embedding)
     logits = pi @ params["action_net.weight"].T + params["action_net.bias"]
     return jnp.where(mask, logits, MASKED_LOGIT)
 
 
-def forward(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str):
+def forward(
+    params: dict,
+    obs: jax.Array,
+    mask: jax.Array,
+    depth: int,
+    activation: str,
+    embedding: Embedding | None = None,
+):
     """(masked logits, value) of one observation or a batch."""
-    vf = _mlp(params, "value_net", obs, depth, activation)
+    vf = _mlp(params, "value_net", obs, depth, activation, embedding)
     value = (vf @ params["value_net.weight"].T + params["value_net.bias"])[..., 0]
-    return policy_logits(params, obs, mask, depth, activation), value
+    return policy_logits(params, obs, mask, depth, activation, embedding), value
 
 
-def probabilities(params: dict, obs: jax.Array, mask: jax.Array, depth: int, activation: str) -> jax.Array:
+def probabilities(
+    params: dict,
+    obs: jax.Array,
+    mask: jax.Array,
+    depth: int,
+    activation: str,
+    embedding: Embedding | None = None,
+) -> jax.Array:
     """The masked action distribution (what the exported checkpoint must reproduce)."""
-    return jax.nn.softmax(policy_logits(params, obs, mask, depth, activation), axis=-1)
+    return jax.nn.softmax(policy_logits(params, obs, mask, depth, activation, embedding), axis=-1)
 
 
 # ----- settings ----------------------------------------------------------------------------------
@@ -106,6 +199,8 @@ class Settings:
     #: Bound on a rollout's loop passes per learner decision (a safety net for while_loop; a slot
     #: it leaves empty is left out of the update).
     max_moves_per_decision: int = 1_000
+    #: A piece of the observation read through a shared per-item map (`Embedding`; None: dense).
+    embedding: Embedding | None = None
 
     @property
     def depth(self) -> int:
@@ -314,7 +409,7 @@ def make_rollout(games: LearnerGames):
             own = active & (state.current_player == batch.learner) & ~cut
             # The learner's network on every row: its action where the decision is the learner's
             # (or the latest learner's, an opponent of kind LATEST), its value for the slot.
-            logits, value = forward(params, obs, mask, s.depth, s.activation)
+            logits, value = forward(params, obs, mask, s.depth, s.activation, s.embedding)
             sampled = jax.random.categorical(act_key, logits).astype(jnp.int32)
             log_prob = jax.nn.log_softmax(logits)[rows, sampled]
             deciding = active & ~own & ~cut
@@ -446,7 +541,7 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
         return adv, adv + trajectory.value
 
     def loss(params, batch: Transition, adv, returns):
-        logits, value = forward(params, batch.obs, batch.mask, s.depth, s.activation)
+        logits, value = forward(params, batch.obs, batch.mask, s.depth, s.activation, s.embedding)
         log_probs = jax.nn.log_softmax(logits)
         new_log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(new_log_prob - batch.log_prob)
@@ -473,7 +568,7 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
     def update(runner: Runner, opponents: Opponents):
         games_after, key, trajectory, episodes = rollout(runner.params, runner.games, runner.key, opponents)
         obs, mask = games_after.state.observation, games_after.state.legal_action_mask
-        _, last_value = forward(runner.params, obs, mask, s.depth, s.activation)
+        _, last_value = forward(runner.params, obs, mask, s.depth, s.activation, s.embedding)
         adv, returns = advantages(trajectory, last_value)
         flat = jax.tree_util.tree_map(
             lambda x: x.reshape((s.batch, *x.shape[2:])), (trajectory, adv, returns)

@@ -53,8 +53,31 @@ def _jax():
     return jax
 
 
-def settings_of(config: TrainConfig, num_players: int):
-    """The jitted functions' `Settings` from a config."""
+def embedding_of(config: TrainConfig, aec):
+    """`jax.cell_embedding`'s `Embedding` of the game's grids piece, or None when it is 0."""
+    from fowlplay.training.jax_ppo import Embedding
+
+    dim = config.jax.cell_embedding
+    if not dim:
+        return None
+    observer = aec.unwrapped.observer
+    table = getattr(observer, "table", None)
+    if "grids" not in observer.offsets or table is None:
+        raise ConfigError(
+            f"jax.cell_embedding needs an observation with a grids piece of cells (murder_most_fowl_v0); "
+            f"{config.game} has none: set it to 0"
+        )
+    span, features = observer.offsets["grids"], int(table.shape[1])
+    if dim >= features:
+        raise ConfigError(
+            f"jax.cell_embedding must be smaller than a cell's {features} features (it replaces them by "
+            f"fewer); got {dim}"
+        )
+    return Embedding(start=span.start, items=(span.stop - span.start) // features, features=features, dim=dim)
+
+
+def settings_of(config: TrainConfig, num_players: int, embedding=None):
+    """The jitted functions' `Settings` from a config (`embedding`: `embedding_of`'s)."""
     from fowlplay.training.jax_ppo import Settings
 
     ppo, jx, pool = config.ppo, config.jax, config.opponents
@@ -78,6 +101,7 @@ def settings_of(config: TrainConfig, num_players: int):
         max_decisions=config.max_decisions,
         learner_seat=seat,
         opponent_weights=(pool.latest, pool.snapshot, pool.random, baseline),
+        embedding=embedding,
     )
 
 
@@ -139,7 +163,7 @@ def run(
 
     aec = envs.make(config.game, **config.env_options)
     twin = envs.make_jax(config.game, **config.training_options())
-    s = settings_of(config, twin.num_players)
+    s = settings_of(config, twin.num_players, embedding_of(config, aec))
     baseline = None
     if s.opponent_weights[J.BASELINE] > 0:
         make = baseline_twin if config.jax.baseline == "twin" else baseline_callback
@@ -148,13 +172,17 @@ def run(
     optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
     key = jax.random.PRNGKey(config.seed)
     init_key, key = jax.random.split(key)
-    params = J.init_params(init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch))
+    params = J.init_params(
+        init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch), s.embedding
+    )
+    dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
-    snapshots = J.empty_snapshots(params, s.snapshot_slots)
+    # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
+    snapshots = J.empty_snapshots(J.dense_weights(params, s.embedding), s.snapshot_slots)
     timesteps, opt_leaves = 0, None
     if checkpoint is not None:
         params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
-            checkpoint, run_dir, params, snapshots, trust_checkpoint
+            checkpoint, run_dir, params, dense(params), snapshots, trust_checkpoint
         )
     opponents = J.Opponents(snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
     runner = J.start(games, key, params, optimizer)
@@ -166,11 +194,11 @@ def run(
     # start-up is left out) and the compile time is reported on its own.
     compiling = time.monotonic()
     update = J.make_update(games, optimizer).lower(runner, opponents).compile()
-    J.push_snapshot(opponents.snapshots, 0, params, s.snapshot_slots)  # compiled here, result unused
+    J.push_snapshot(opponents.snapshots, 0, dense(params), s.snapshot_slots)  # compiled here, result unused
     compile_seconds = time.monotonic() - compiling
 
     def weights_of(runner) -> dict[str, np.ndarray]:
-        return {name: np.array(value) for name, value in runner.params.items()}  # writable copies
+        return {name: np.array(value) for name, value in dense(runner.params).items()}  # writable copies
 
     def playing(weights):
         agent = aec.possible_agents[0]
@@ -189,6 +217,8 @@ def run(
         opt = jax.tree_util.tree_leaves(runner.opt_state)
         arrays = {f"opt_{i}": np.asarray(leaf) for i, leaf in enumerate(opt)}
         arrays["key"] = np.asarray(jax.random.key_data(runner.key) if _typed(runner.key) else runner.key)
+        if s.embedding is not None:  # the checkpoint's dense layer cannot be factored back
+            arrays.update({f"param_{name}": np.asarray(value) for name, value in runner.params.items()})
         atomic_write(state_path, lambda handle: np.savez(handle, **arrays))
         manifest.record(run_dir, [state_path])
         facts = {**pool, "state": state_path.name, "num_envs": s.num_envs}
@@ -229,7 +259,7 @@ def run(
                     with signals.hold():
                         save_snapshot(run_dir / "snapshots", timesteps, weights)
                     snapshots, ready = J.push_snapshot(
-                        opponents.snapshots, pool["snapshots_ready"], runner.params, s.snapshot_slots
+                        opponents.snapshots, pool["snapshots_ready"], dense(runner.params), s.snapshot_slots
                     )
                     pool["snapshots_taken"] += 1
                     pool["snapshots_ready"] = ready
@@ -309,9 +339,13 @@ def _learning_rate(config: TrainConfig, s):
     return ppo.learning_rate
 
 
-def _resume_state(checkpoint: Path, run_dir: Path, params: dict, snapshots: dict, trust: bool):
+def _resume_state(
+    checkpoint: Path, run_dir: Path, params: dict, dense_params: dict, snapshots: dict, trust: bool
+):
     """The arrays a jax run needs to go on: weights, optimizer leaves, key, counters, snapshots;
-    read only from plain `.npz` files the run's record vouches for."""
+    read only from plain `.npz` files the run's record vouches for. `params` is the network as
+    trained (shapes to expect), `dense_params` as its checkpoint holds it (the same without a
+    `jax.cell_embedding`; with one, the trained factors come from the state file)."""
     import jax.numpy as jnp
     from fowlplay.training.callbacks import load_snapshots
     from fowlplay.training.untrusted import inspect_npz, read_npz
@@ -337,7 +371,7 @@ def _resume_state(checkpoint: Path, run_dir: Path, params: dict, snapshots: dict
         manifest.verify(run_dir, [weights_path, state_path], trust)
     except manifest.ManifestError as exc:
         raise CheckpointError(str(exc)) from None
-    shapes = {name: tuple(value.shape) for name, value in params.items()}
+    shapes = {name: tuple(value.shape) for name, value in dense_params.items()}
     budget = sum(int(np.prod(shape)) for shape in shapes.values())
     headers = inspect_npz(weights_path, max_elements=budget, max_file=budget * 8 + 2**20)
     if {h.name: tuple(h.shape) for h in headers} != shapes:
@@ -356,7 +390,18 @@ def _resume_state(checkpoint: Path, run_dir: Path, params: dict, snapshots: dict
     for i, (_, snap) in enumerate(loaded):
         snapshots = {n: leaf.at[i].set(jnp.asarray(snap[n])) for n, leaf in snapshots.items()}
     pool["snapshots_ready"] = len(loaded)
-    params = {name: jnp.asarray(value) for name, value in weights.items()}
+    if params.keys() == weights.keys():
+        params = {name: jnp.asarray(value) for name, value in weights.items()}
+    else:
+        trained = {name: state.get(f"param_{name}") for name in params}
+        if any(
+            value is None or tuple(value.shape) != tuple(params[name].shape)
+            for name, value in trained.items()
+        ):
+            raise CheckpointError(
+                f"checkpoint {state_path}: its network does not fit the config's jax.cell_embedding"
+            )
+        params = {name: jnp.asarray(value) for name, value in trained.items()}
     return params, opt_leaves, key, int(metadata["timesteps"]), pool, snapshots
 
 

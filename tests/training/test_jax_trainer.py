@@ -65,6 +65,47 @@ def test_the_exported_network_plays_the_jax_policys_probabilities(name):
     assert np.abs(ours - masks / masks.sum(1, keepdims=True)).max() > 0.05  # not uniform: a real test
 
 
+def test_a_cell_embedding_is_exported_as_the_dense_layer_it_equals():
+    from fowlplay.training.jax_train import embedding_of
+
+    name = "murder_most_fowl_v0"
+    env = envs.make(name)
+    agent = env.possible_agents[0]
+    config = load_config(ROOT / "configs" / f"{name}.yaml", {"jax.cell_embedding": 3})
+    embedding = embedding_of(config, env)
+    grids = env.unwrapped.observer.offsets["grids"]
+    assert (embedding.start, embedding.stop, embedding.dim) == (grids.start, grids.stop, 3)
+    obs, masks = recorded_observations(name, 1000)
+    params = jax_ppo.init_params(jax.random.PRNGKey(1), obs.shape[1], env.num_actions, [64, 64], embedding)
+    # the first layer reads each cell's 3 codes, not its 9 features
+    assert params["mlp_extractor.policy_net.0.weight"].shape == (64, obs.shape[1] - embedding.items * 6)
+    noise = jax.random.split(jax.random.PRNGKey(2), len(params))
+    params = {k: v + 0.3 * jax.random.normal(n, v.shape) for (k, v), n in zip(params.items(), noise)}
+    ours = np.asarray(jax_ppo.probabilities(params, obs, masks.astype(bool), 2, "tanh", embedding))
+    dense = {k: np.array(v) for k, v in jax_ppo.dense_weights(params, embedding).items()}
+    policy = build_policy(
+        env.observation_space(agent)["observation"], env.action_space(agent), [64, 64], "tanh"
+    )
+    load_policy_state(policy, dense)  # SB3's names and shapes alone: a plain checkpoint
+    theirs = batch_probabilities(policy, obs, masks)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert np.abs(ours - masks / masks.sum(1, keepdims=True)).max() > 0.05
+    # A broken export (each network's first layer multiplied out with the other network's map)
+    # fails the same comparison.
+    swapped = dict(params)
+    pi, vf = "mlp_extractor.policy_net.0.embedding", "mlp_extractor.value_net.0.embedding"
+    swapped[pi], swapped[vf] = params[vf], params[pi]
+    load_policy_state(policy, {k: np.array(v) for k, v in jax_ppo.dense_weights(swapped, embedding).items()})
+    assert np.abs(ours - batch_probabilities(policy, obs, masks)).max() > 1e-3
+    with pytest.raises(ConfigError, match="needs an observation with a grids piece"):
+        embedding_of(
+            load_config(ROOT / "configs" / "chicken_v1.yaml", {"jax.cell_embedding": 2}),
+            envs.make("chicken_v1"),
+        )
+    with pytest.raises(ConfigError, match="smaller than a cell's 9 features"):
+        embedding_of(load_config(ROOT / "configs" / f"{name}.yaml", {"jax.cell_embedding": 9}), env)
+
+
 def test_bad_jax_keys_are_named():
     config = ROOT / "configs" / "chicken_v1.yaml"
     with pytest.raises(ConfigError, match=r"unknown key 'jax\.num_env'"):
