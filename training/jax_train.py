@@ -143,6 +143,20 @@ def baseline_twin(config: TrainConfig, _aec=None):
     return baseline
 
 
+def learner_games(config: TrainConfig):
+    """(the reference env, `LearnerGames`) of a config: what `run` trains on."""
+    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
+
+    aec = envs.make(config.game, **config.env_options)
+    twin = envs.make_jax(config.game, **config.training_options())
+    s = settings_of(config, twin.num_players, embedding_of(config, aec))
+    baseline = None
+    if s.opponent_weights[J.BASELINE] > 0:
+        make = baseline_twin if config.jax.baseline == "twin" else baseline_callback
+        baseline = make(config, aec)
+    return aec, J.LearnerGames(twin, s, baseline)
+
+
 def run(
     config: TrainConfig,
     run_dir: Path,
@@ -161,14 +175,8 @@ def run(
     from fowlplay.training.stopping import signal_of
     from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
 
-    aec = envs.make(config.game, **config.env_options)
-    twin = envs.make_jax(config.game, **config.training_options())
-    s = settings_of(config, twin.num_players, embedding_of(config, aec))
-    baseline = None
-    if s.opponent_weights[J.BASELINE] > 0:
-        make = baseline_twin if config.jax.baseline == "twin" else baseline_callback
-        baseline = make(config, aec)
-    games = J.LearnerGames(twin, s, baseline)
+    aec, games = learner_games(config)
+    twin, s = games.env, games.s
     optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
     key = jax.random.PRNGKey(config.seed)
     init_key, key = jax.random.split(key)

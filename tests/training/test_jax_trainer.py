@@ -349,3 +349,13 @@ def test_max_decisions_cuts_a_game_at_the_learners_turn_and_pays_the_truncation_
     # Every game ends the rollout at a learner's turn it may take (a due cut is never left waiting).
     assert (np.asarray(after.episode_length) < cap).all()
     assert (np.asarray(after.state.current_player) == np.asarray(after.learner)).all()
+
+
+def test_the_speed_split_times_the_rollout_within_the_whole_update():
+    from fowlplay.training.jax_split import split
+
+    small = {"jax.num_envs": 8, "jax.n_steps": 4, "jax.num_minibatches": 1, "ppo.net_arch": [8]}
+    figures = split("chicken_v1", small, updates=2)
+    assert figures["update"] > 0 and figures["rollout"] > 0 and figures["epochs"] > 0
+    assert figures["ms_update"] > 0 and figures["ms_rollout"] > 0 and figures["compile_seconds"] > 0
+    assert figures["game"] == "chicken_v1"
