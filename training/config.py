@@ -513,6 +513,10 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
             raise ConfigError(f"{where} must be a number; got {value!r}")
         return float(value)
     if hint is str:
+        # YAML reads an unquoted off / no (on / yes) as false (true); read it back as the word a
+        # choice such as `jax.baseline: off` means (any other choice's check names what is allowed).
+        if isinstance(value, bool):
+            value = "on" if value else "off"
         if not isinstance(value, str):
             raise ConfigError(f"{where} must be a string; got {value!r}")
         return value

@@ -121,6 +121,8 @@ def test_bad_jax_keys_are_named():
     load_config(
         config, {"trainer": "jax", "jax.num_envs": 3, "jax.num_minibatches": 1, "jax.baseline": "off"}
     )
+    # YAML reads an unquoted off as false (`--set jax.baseline=off`, `baseline: off`): it means "off"
+    assert load_config(config, {"trainer": "jax", "jax.baseline": False}).jax.baseline == "off"
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: jax"):
         load_config(config, {"trainer": "jax", "decision_cost": 0.1})
 
@@ -359,3 +361,30 @@ def test_the_speed_split_times_the_rollout_within_the_whole_update():
     assert figures["update"] > 0 and figures["rollout"] > 0 and figures["epochs"] > 0
     assert figures["ms_update"] > 0 and figures["ms_rollout"] > 0 and figures["compile_seconds"] > 0
     assert figures["game"] == "chicken_v1"
+
+
+@pytest.mark.slow
+def test_a_run_with_a_cell_embedding_resumes_from_its_trained_factors(tmp_path):
+    out = tmp_path / "fowl"
+    config = str(ROOT / "configs" / "murder_most_fowl_v0.yaml")
+    tiny = [*TINY, "--set", "jax.cell_embedding=2", "--set", "jax.baseline=off"]
+    result = fowlplay(
+        "fowlplay.training.cli", "--config", config, "--out", str(out), "--total-timesteps", "256", *tiny
+    )
+    assert result.returncode == 0, result.stderr
+    with np.load(out / "final.jax.npz") as state:
+        factors = {k: state[k] for k in state.files if k.startswith("param_")}
+    assert factors["param_mlp_extractor.policy_net.0.embedding"].shape == (2, 9)
+    with np.load(out / "final.npz") as weights:  # the checkpoint: SB3's dense layer alone
+        assert weights["mlp_extractor.policy_net.0.weight"].shape == (16, 2800)
+        assert not any(name.endswith("embedding") for name in weights.files)
+    resumed = fowlplay(
+        "fowlplay.training.cli", "--resume", str(out), "--total-timesteps", "512", "--no-progress"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "final.json").read_text())["timesteps"] >= 512
+    with np.load(out / "final.jax.npz") as state:
+        after = state["param_mlp_extractor.policy_net.0.embedding"]
+    # trained on from the saved factors: moved, but by a few Adam steps, not a fresh draw
+    before = factors["param_mlp_extractor.policy_net.0.embedding"]
+    assert 0 < np.abs(after - before).max() < 0.1
