@@ -46,6 +46,11 @@ class Embedding:
     def stop(self) -> int:
         return self.start + self.items * self.features
 
+    @property
+    def codes_stop(self) -> int:
+        """End of the codes' columns in the first layer's (reduced) input."""
+        return self.start + self.items * self.dim
+
     def reduced(self, obs_size: int) -> int:
         """The first layer's inputs: the observation with the piece replaced by its codes."""
         return obs_size - self.items * (self.features - self.dim)
@@ -96,9 +101,9 @@ def dense_weights(params: dict, embedding: Embedding | None) -> dict[str, jax.Ar
             continue
         name = f"mlp_extractor.{net}.0.weight"
         w, e = out[name], embedding
-        lo, width = e.start, e.items * e.dim
-        grid = jnp.einsum("hid,df->hif", w[:, lo : lo + width].reshape(-1, e.items, e.dim), code)
-        out[name] = jnp.concatenate([w[:, :lo], grid.reshape(w.shape[0], -1), w[:, lo + width :]], axis=1)
+        lo, hi = e.start, e.codes_stop
+        grid = jnp.einsum("hid,df->hif", w[:, lo:hi].reshape(-1, e.items, e.dim), code)
+        out[name] = jnp.concatenate([w[:, :lo], grid.reshape(w.shape[0], -1), w[:, hi:]], axis=1)
     return out
 
 
@@ -108,23 +113,17 @@ def _first_layer(params: dict, net: str, x: jax.Array, embedding: Embedding | No
     if code is None:  # a dense layer (also a snapshot's: snapshots are kept dense)
         return x @ w.T + b
     e = embedding
-    lo, width = e.start, e.items * e.dim
+    lo, hi = e.start, e.codes_stop
     items = x[..., lo : e.stop].reshape(*x.shape[:-1], e.items, e.features)
-    codes = (items @ code.T).reshape(*x.shape[:-1], width)
-    return (
-        x[..., :lo] @ w[:, :lo].T
-        + codes @ w[:, lo : lo + width].T
-        + x[..., e.stop :] @ w[:, lo + width :].T
-        + b
-    )
+    codes = (items @ code.T).reshape(*x.shape[:-1], hi - lo)
+    return x[..., :lo] @ w[:, :lo].T + codes @ w[:, lo:hi].T + x[..., e.stop :] @ w[:, hi:].T + b
 
 
 def _mlp(params: dict, net: str, x: jax.Array, depth: int, activation: str, embedding=None) -> jax.Array:
     act = ACTIVATIONS[activation]
-    for i in range(depth):
-        if i == 0:
-            x = act(_first_layer(params, net, x, embedding))
-            continue
+    if depth:
+        x = act(_first_layer(params, net, x, embedding))
+    for i in range(1, depth):
         x = act(
             x @ params[f"mlp_extractor.{net}.{2 * i}.weight"].T + params[f"mlp_extractor.{net}.{2 * i}.bias"]
         )

@@ -186,7 +186,7 @@ def run(
     dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
     # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
-    snapshots = J.empty_snapshots(J.dense_weights(params, s.embedding), s.snapshot_slots)
+    snapshots = J.empty_snapshots(dense(params), s.snapshot_slots)
     timesteps, opt_leaves = 0, None
     if checkpoint is not None:
         params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
