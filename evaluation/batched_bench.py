@@ -162,13 +162,16 @@ def run(
     repeats: int = REPEATS,
     clock: Callable[[], float] = time.perf_counter,
     pgx_leduc: bool = True,
+    rounds: int = 1,
 ) -> list[dict]:
     """Every row of the batched table: each game's twin at each player count of `games` (skipped,
     with a note, where its module is missing), Pgx's Leduc (when installed), and each game's AEC
-    figure of this run."""
+    figure of this run: measured after every rollout (so no compile runs beside it), `rounds` times
+    with the games taking turns, keeping each game's fastest (the twins' figures are the fastest of
+    `repeats` rollouts: both sides get their best)."""
     from fowlplay.evaluation.benchmark import aec_decisions_per_second
 
-    rows = []
+    rows, benched = [], []
     targets = [(PGX_LEDUC, None, None)] if pgx_leduc else []
     targets += [(name, name, n) for name, counts in games.items() for n in counts]
     for label, name, n in targets:
@@ -182,10 +185,18 @@ def run(
             what = "pgx is not installed" if name is None else "its batched twin cannot be imported"
             print(f"{label}: skipped, {what} ({missing})", file=sys.stderr)
             continue
-        aec = None if name is None else aec_decisions_per_second(envs.make(name, num_players=n), seconds)
+        benched.append((label, n, players))
         for row in bench_batched(init, step, batch_sizes, steps, repeats, clock):
-            rows.append({"game": label, "players": players, "aec_decisions_per_s": aec, **row})
+            rows.append({"game": label, "players": players, "aec_decisions_per_s": None, **row})
             print(_line(rows[-1]), file=sys.stderr, flush=True)
+    fastest: dict[tuple[str, int], float] = {}
+    measured = [(label, n, players) for label, n, players in benched if label != PGX_LEDUC]
+    for _ in range(rounds):
+        for label, n, players in measured:
+            rate = aec_decisions_per_second(envs.make(label, num_players=n), seconds)
+            fastest[label, players] = max(rate, fastest.get((label, players), 0.0))
+    for row in rows:
+        row["aec_decisions_per_s"] = fastest.get((row["game"], row["players"]))
     leduc = [r["decisions_per_s"] for r in rows if r["game"] == PGX_LEDUC]
     best_leduc = max(leduc, default=None)
     for row in rows:
@@ -211,9 +222,10 @@ def main(args, chosen: dict[str, list[int]], machine: dict) -> int:
     steps = args.steps or STEPS
     print(
         f"batched: {steps} decisions per game per rollout, the fastest of {REPEATS} rollouts per batch size; "
-        f"AEC figures over {args.seconds:g} s each"
+        f"AEC figures over {args.seconds:g} s each, measured after the rollouts, the fastest of "
+        f"{args.rounds} round(s) (--rounds)"
     )
-    rows = run(chosen, batch_sizes, steps, args.seconds, REPEATS, CLOCKS[args.clock])
+    rows = run(chosen, batch_sizes, steps, args.seconds, REPEATS, CLOCKS[args.clock], rounds=args.rounds)
     print(format_table(rows))
     print("\n" + verdict(rows))
     if hasattr(os, "getloadavg"):
@@ -226,6 +238,7 @@ def main(args, chosen: dict[str, list[int]], machine: dict) -> int:
             "steps": steps,
             "repeats": REPEATS,
             "seconds_per_aec_figure": args.seconds,
+            "aec_rounds": args.rounds,
             "rows": rows,
         }
         with open(args.json_path, "w") as handle:

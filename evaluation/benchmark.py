@@ -502,7 +502,8 @@ def main(argv: list[str] | None = None) -> int:
         type=integer(1),
         default=1,
         help="measure every AEC figure (games and anchors, taking turns) this many times and keep "
-        "each one's fastest: steadier ratios on a busy machine",
+        "each one's fastest: steadier ratios on a busy machine (with --batched: each game's AEC "
+        "figure, after the rollouts)",
     )
     parser.add_argument("--json", dest="json_path", help="also write every figure to this JSON file")
     parser.add_argument(

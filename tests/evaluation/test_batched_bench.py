@@ -35,6 +35,23 @@ def test_a_tiny_run_measures_a_twin_beside_its_aec_figure():
     assert "best of chicken_v1" in batched_bench.verdict(rows)
 
 
+def test_rounds_keep_each_games_fastest_aec_figure_measured_after_the_rollouts(monkeypatch):
+    from fowlplay.evaluation import benchmark
+
+    rates, order = iter([3.0, 7.0, 5.0]), []
+    monkeypatch.setattr(
+        batched_bench,
+        "bench_batched",
+        lambda *args: order.append("rollouts") or [{"batch": 1, "decisions_per_s": 70.0}],
+    )
+    monkeypatch.setattr(
+        benchmark, "aec_decisions_per_second", lambda env, seconds: order.append("aec") or next(rates)
+    )
+    (row,) = batched_bench.run({"chicken_v1": [2]}, batch_sizes=[1], seconds=0.01, pgx_leduc=False, rounds=3)
+    assert order == ["rollouts", "aec", "aec", "aec"]
+    assert row["aec_decisions_per_s"] == 7.0 and row["ratio_to_aec"] == pytest.approx(10.0)
+
+
 def test_a_game_without_a_twin_is_skipped_with_a_note(monkeypatch, capsys):
     monkeypatch.setitem(envs._TWINS, "chicken_v1", "fowlplay.envs.chicken.no_such_twin")
     assert (
