@@ -705,6 +705,23 @@ def _score(scores: dict, a: str, b: str) -> dict:
     return {k: record[k] for k in ("score", "score_lo", "score_hi")}
 
 
+def _strongest_rung(entry: dict, rungs: list[str]) -> dict:
+    """`rung`, `rung_lo`, `rung_hi`, `rung_name`: the ladder rung that scores best against a trained
+    checkpoint, and that score (one minus the checkpoint's, interval mirrored); {} if none played it.
+
+    A best response scores at least what any fixed agent scores, so in a two-player game this is a
+    lower bound on exploitability beside the exploit estimate, and a check of it: a best response
+    that scores below a rung was too weak to say much."""
+    best: dict = {}
+    for rung in rungs:
+        score = entry.get(f"vs_{rung}")
+        if score is None or not math.isfinite(score) or (best and 1.0 - score <= best["rung"]):
+            continue
+        lo, hi = entry[f"vs_{rung}_lo"], entry[f"vs_{rung}_hi"]
+        best = {"rung": 1.0 - score, "rung_lo": 1.0 - hi, "rung_hi": 1.0 - lo, "rung_name": rung}
+    return best
+
+
 def _spread(values: list[float]) -> dict:
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if x.size == 0:
@@ -746,6 +763,7 @@ def summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors
                 entry.update(exploit=ex["score"], exploit_lo=ex["score_lo"], exploit_hi=ex["score_hi"])
                 entry["exploit_best"] = ex.get("best", BR_NAME)
                 entry["exploit_by_seed"] = ex["by_seed"]
+            entry.update(_strongest_rung(entry, opponents))
         entries.append(entry)
     algorithms = []
     for algorithm in config.algorithms:
@@ -757,7 +775,7 @@ def summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors
             "seeds": len(config.seeds),
             "cut_short": sum(bool(e.get("cut_short")) for e in mine),
         }
-        for key in ["elo", *[f"vs_{o}" for o in opponents], "exploit"]:
+        for key in ["elo", *[f"vs_{o}" for o in opponents], "exploit", "rung"]:
             spread = _spread([e.get(key) for e in mine])
             for stat, value in spread.items():
                 if stat != "n":
@@ -866,21 +884,23 @@ def markdown(summary: dict, command: str) -> str:
         "",
         "| algorithm | trainer | seeds rated | Elo | "
         + " | ".join(f"score vs {o}" for o in ladder[:2])
-        + " | exploit | cut short |",
-        "|---|---|---|---|---|---|---|---|",
+        + " | exploit | strongest rung | cut short |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in summary["algorithms"]:
         lines.append(
             f"| {r['algorithm']} | {r['trainer']} | {r['seeds_rated']} / {r['seeds']} | {_spread_text(r, 'elo', 0)} | "
             + " | ".join(_spread_text(r, f"vs_{o}") for o in ladder[:2])
-            + f" | {_spread_text(r, 'exploit')} | {r['cut_short']} |"
+            + f" | {_spread_text(r, 'exploit')} | {_spread_text(r, 'rung')} | {r['cut_short']} |"
         )
     lines += [
         "",
         "## Every rated agent",
         "",
-        "| agent | Elo [95% CI] | " + " | ".join(f"vs {o}" for o in ladder) + " | decisions | exploit |",
-        "|---" * (len(ladder) + 4) + "|",
+        "| agent | Elo [95% CI] | "
+        + " | ".join(f"vs {o}" for o in ladder)
+        + " | decisions | exploit | strongest rung |",
+        "|---" * (len(ladder) + 5) + "|",
     ]
     for e in summary["entries"]:
         cells = [
@@ -897,12 +917,20 @@ def markdown(summary: dict, command: str) -> str:
             exploit += f" {e['exploit_best']}"
         if len(e.get("exploit_by_seed", [])) > 1:  # every seed's strongest score
             exploit += " (" + ", ".join(_f(x) for x in e["exploit_by_seed"]) + ")"
+        rung = _ci(e.get("rung"), e.get("rung_lo"), e.get("rung_hi")) + (
+            f" {e['rung_name']}" if "rung_name" in e else ""
+        )
         lines.append(
             f"| {e['agent']} | {_ci(e['elo'], e['elo_lo'], e['elo_hi'], 0)} | "
             + " | ".join(cells)
-            + f" | {decisions} | {exploit} |"
+            + f" | {decisions} | {exploit} | {rung} |"
         )
     lines += [
+        "",
+        "The strongest rung is the ladder agent that scores best against a trained checkpoint, with "
+        "that score: a best response scores at least as much, so where the exploit figure is lower, "
+        "its best response was too weak to bound the checkpoint (with more than two players both are "
+        "read on their own scales: a rung's score is pairwise).",
         "",
         "Scores are the row agent's mean outcome against the column agent (1 win, ½ draw) over "
         "duplicate matches, with 95% intervals over deals. Evaluation is reproducible: the same "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -297,6 +298,13 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
     assert "500 learner decisions, 3 duplicate matches" in text and "every trivial probe" in text
     assert "0.250 [0.150, 0.350] best_response |" in text and "0.750 [0.650, 0.850] probe:pass |" in text
     assert rated["ppo-s1"]["exploit_best"] == "probe:pass"
+    # Beside the estimate: the rung that scores best against each checkpoint, and that score.
+    for label in ("ppo-s0", "ppo-s1"):
+        rung = rated[label]["rung_name"]
+        assert rated[label]["rung"] == pytest.approx(1.0 - rated[label][f"vs_{rung}"])
+        assert rated[label]["rung"] == max(1.0 - rated[label][f"vs_{o}"] for o in summary["ladder"])
+    assert "| decisions | exploit | strongest rung |" in text and f" {rated['ppo-s0']['rung_name']} |" in text
+    assert ppo["rung_mean"] == pytest.approx((rated["ppo-s0"]["rung"] + rated["ppo-s1"]["rung"]) / 2)
     # A rerun at the same budget trains and estimates nothing again; another budget is refused.
     league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
     assert len(exploited) == 2
@@ -304,6 +312,16 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
     assert len(exploited) == 2
     messages = [e["message"] for e in other["errors"] if e["stage"] == "exploit"]
     assert len(messages) == 2 and all("made with 500 timesteps and 3 matches" in m for m in messages)
+
+
+def test_the_strongest_rung_against_a_checkpoint_is_named_with_its_mirrored_score():
+    entry = {"vs_random": 0.9, "vs_random_lo": 0.8, "vs_random_hi": 1.0}
+    entry.update({"vs_baseline": 0.3, "vs_baseline_lo": 0.2, "vs_baseline_hi": 0.45})
+    entry.update({"vs_ismcts:5": math.nan, "vs_ismcts:5_lo": math.nan, "vs_ismcts:5_hi": math.nan})
+    rung = league._strongest_rung(entry, ["random", "baseline", "ismcts:5"])
+    assert rung["rung_name"] == "baseline"
+    assert (rung["rung"], rung["rung_lo"], rung["rung_hi"]) == pytest.approx((0.7, 0.55, 0.8))
+    assert league._strongest_rung({}, ["random"]) == {}
 
 
 @pytest.mark.parametrize("exploit", [(0, 3), (100, 0), (100, 3, 0), (100,), (100, 3, 2, 1)])
