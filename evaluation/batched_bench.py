@@ -169,9 +169,9 @@ def run(
     figure of this run: measured after every rollout (so no compile runs beside it), `rounds` times
     with the games taking turns, keeping each game's fastest (the twins' figures are the fastest of
     `repeats` rollouts: both sides get their best)."""
-    from fowlplay.evaluation.benchmark import aec_decisions_per_second
+    from fowlplay.evaluation.benchmark import aec_rate_again, keep_best_of_rounds
 
-    rows, benched = [], []
+    rows, aec_rows = [], []
     targets = [(PGX_LEDUC, None, None)] if pgx_leduc else []
     targets += [(name, name, n) for name, counts in games.items() for n in counts]
     for label, name, n in targets:
@@ -185,16 +185,15 @@ def run(
             what = "pgx is not installed" if name is None else "its batched twin cannot be imported"
             print(f"{label}: skipped, {what} ({missing})", file=sys.stderr)
             continue
-        benched.append((label, n, players))
+        if name is not None:
+            aec_rows.append({"game": label, "players": players})
         for row in bench_batched(init, step, batch_sizes, steps, repeats, clock):
             rows.append({"game": label, "players": players, "aec_decisions_per_s": None, **row})
             print(_line(rows[-1]), file=sys.stderr, flush=True)
-    fastest: dict[tuple[str, int], float] = {}
-    measured = [(label, n, players) for label, n, players in benched if label != PGX_LEDUC]
-    for _ in range(rounds):
-        for label, n, players in measured:
-            rate = aec_decisions_per_second(envs.make(label, num_players=n), seconds)
-            fastest[label, players] = max(rate, fastest.get((label, players), 0.0))
+    for aec in aec_rows:
+        aec["aec_decisions_per_s"] = aec_rate_again(aec, seconds)
+    keep_best_of_rounds(aec_rows, rounds, seconds)
+    fastest = {(aec["game"], aec["players"]): aec["aec_decisions_per_s"] for aec in aec_rows}
     for row in rows:
         row["aec_decisions_per_s"] = fastest.get((row["game"], row["players"]))
     leduc = [r["decisions_per_s"] for r in rows if r["game"] == PGX_LEDUC]

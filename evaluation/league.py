@@ -712,14 +712,12 @@ def _strongest_rung(entry: dict, rungs: list[str]) -> dict:
     A best response scores at least what any fixed agent scores, so in a two-player game this is a
     lower bound on exploitability beside the exploit estimate, and a check of it: a best response
     that scores below a rung was too weak to say much."""
-    best: dict = {}
-    for rung in rungs:
-        score = entry.get(f"vs_{rung}")
-        if score is None or not math.isfinite(score) or (best and 1.0 - score <= best["rung"]):
-            continue
-        lo, hi = entry[f"vs_{rung}_lo"], entry[f"vs_{rung}_hi"]
-        best = {"rung": 1.0 - score, "rung_lo": 1.0 - hi, "rung_hi": 1.0 - lo, "rung_name": rung}
-    return best
+    played = [rung for rung in rungs if math.isfinite(entry.get(f"vs_{rung}", math.nan))]
+    if not played:
+        return {}
+    rung = min(played, key=lambda r: entry[f"vs_{r}"])  # where the checkpoint scores least
+    score, lo, hi = (entry[f"vs_{rung}{end}"] for end in ("", "_lo", "_hi"))
+    return {"rung": 1.0 - score, "rung_lo": 1.0 - hi, "rung_hi": 1.0 - lo, "rung_name": rung}
 
 
 def _spread(values: list[float]) -> dict:
