@@ -398,9 +398,10 @@ class TrainConfig:
             return
         unsupported = {
             "decision_cost": (self.decision_cost, 0.0),
-            "shaping": (self.shaping, 0.0),
             "ppo.target_kl": (self.ppo.target_kl, None),
         }
+        if self.trainer == "rllib":
+            unsupported["shaping"] = (self.shaping, 0.0)
         for key, (value, default) in unsupported.items():
             if value != default:
                 raise ConfigError(

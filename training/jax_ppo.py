@@ -200,6 +200,9 @@ class Settings:
     max_moves_per_decision: int = 1_000
     #: A piece of the observation read through a shared per-item map (`Embedding`; None: dense).
     embedding: Embedding | None = None
+    #: Weight of potential-based shaping from the twin's `potential` of the learner's seat (0: off):
+    #: each slot gains `shaping * (gamma * phi(next) - phi(now))`, phi 0 once the game is over.
+    shaping: float = 0.0
 
     @property
     def depth(self) -> int:
@@ -442,9 +445,22 @@ def make_rollout(games: LearnerGames):
             else:
                 gained = jnp.where(cut, 0.0, gained)
             episode_return = batch.episode_return + jnp.where(scoring, gained, 0.0)
+            pay = gained
+            if s.shaping:
+                # Into the slots only (the episode's return stays the game's): -phi where the learner
+                # decides, +gamma phi where its game comes back to its turn; nothing once it ended.
+                phi = jax.vmap(env.potential)
+                back = scoring & ~ended & (stepped.current_player == batch.learner)
+                bonus = jnp.where(back, s.gamma * phi(stepped, batch.learner), 0.0)
+                pay = gained + s.shaping * (bonus - jnp.where(own, phi(state, batch.learner), 0.0))
+                if s.truncation_reward is not None:
+                    # A capped or cut game's last slot is paid the truncation reward alone, as the
+                    # other trainers' cap replaces the shaped reward.
+                    so_far = jnp.where(last, trajectory.reward, 0.0).sum(0)
+                    pay = jnp.where(capped | cut, jnp.float32(s.truncation_reward) - so_far, pay)
             finishing = scoring & ended
             trajectory = trajectory._replace(
-                reward=trajectory.reward + jnp.where(last, gained, 0.0),
+                reward=trajectory.reward + jnp.where(last, pay, 0.0),
                 done=_put(trajectory.done, last, ended),
             )
             ending = _slots(jnp.where(finishing, count - 1, t_max), t_max)

@@ -102,6 +102,7 @@ def settings_of(config: TrainConfig, num_players: int, embedding=None):
         learner_seat=seat,
         opponent_weights=(pool.latest, pool.snapshot, pool.random, baseline),
         embedding=embedding,
+        shaping=config.shaping,
     )
 
 
@@ -149,6 +150,11 @@ def learner_games(config: TrainConfig):
 
     aec = envs.make(config.game, **config.env_options)
     twin = envs.make_jax(config.game, **config.training_options())
+    if config.shaping and not twin.has_potential:
+        raise ConfigError(
+            f"shaping: {config.game}'s JAX twin defines no potential to shape with; set shaping to 0 "
+            "(or use trainer: ppo)"
+        )
     s = settings_of(config, twin.num_players, embedding_of(config, aec))
     baseline = None
     if s.opponent_weights[J.BASELINE] > 0:

@@ -252,6 +252,13 @@ class TwinRules(abc.ABC):
         default, which a game with hidden chance outcomes narrows."""
         return game
 
+    #: Whether the game defines `potential` (its reference's `Game.potential`, for reward shaping).
+    has_potential: bool = False
+
+    def potential(self, game: Any, player: jax.Array) -> jax.Array:
+        """float32 twin of the reference's public `Game.potential(player)`."""
+        raise NotImplementedError(f"{type(self).__name__} defines no potential (Game.potential)")
+
 
 class TwinEnv:
     """Pgx's `Env` API over a `TwinRules`: the same shapes for every game, jit- and vmap-safe."""
@@ -310,6 +317,16 @@ class TwinEnv:
     def observe(self, state: State, player_id: jax.Array) -> jax.Array:
         """`player_id`'s observation of the state (what that seat may know)."""
         return self.rules.observe(state._game, jnp.asarray(player_id, jnp.int32))
+
+    @property
+    def has_potential(self) -> bool:
+        """Whether `potential` is defined (the reference env's `has_potential()`)."""
+        return self.rules.has_potential
+
+    def potential(self, state: State, player_id: jax.Array) -> jax.Array:
+        """The reference's `Game.potential` of `player_id` (public), float32: what potential-based
+        reward shaping reads."""
+        return self.rules.potential(state._game, jnp.asarray(player_id, jnp.int32))
 
     # ----- the reference's states ---------------------------------------------------------
     def from_reference(self, game: Any, step_count: int = 0) -> State:

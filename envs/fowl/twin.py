@@ -773,6 +773,19 @@ class Twin(TwinRules):
         """True once the deck ran out at a turn's start or one living player remained."""
         return g.terminal
 
+    has_potential = True
+
+    def potential(self, g: GameState, player: jax.Array) -> jax.Array:
+        """The reference's `potential`: the player's lead over the best other player who can win,
+        / max_score, clipped to [-1, 1]; -1 once the player cannot win."""
+        can_win = g.alive & ~(g.recorded.any(axis=1) & (g.clear < g.score))
+        others = can_win & (self._seats != player)
+        best = jnp.where(others, g.score, 0).max()  # scores are >= 0: the reference's default 0
+        lead = (jnp.take(g.score, player, mode="clip") - best).astype(jnp.float32) / self.options.max_score
+        return jnp.where(jnp.take(can_win, player, mode="clip"), jnp.clip(lead, -1.0, 1.0), -1.0).astype(
+            jnp.float32
+        )
+
     def truncated(self, g: GameState) -> jax.Array:
         """Never: every game of Murder Most Fowl ends by its rules."""
         return jnp.zeros((), bool)

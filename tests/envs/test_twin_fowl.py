@@ -464,3 +464,37 @@ def test_the_env_has_pgx_identifiers():
     assert env.num_actions == reference.action_space("player_0").n
     assert env.observation_shape == reference.observation_space("player_0")["observation"].shape
     assert env.rules.murder_card == env.rules.birds + int(Wile.MURDER)
+
+
+def test_the_potential_is_the_references_for_every_seat():
+    """`TwinEnv.potential` (what reward shaping reads) equals the reference's `Game.potential` of
+    every seat, along 3-player baseline games: leads and deficits, murdered, caught and arrested
+    seats (-1) included."""
+    env = envs.make(NAME, num_players=3)
+    module = envs.env_module(NAME)
+    twin = envs.make_jax(NAME, num_players=3)
+    potential = jax.jit(jax.vmap(twin.potential, in_axes=(None, 0)))
+    seats = jnp.arange(3)
+    seen = {"lead": 0, "behind": 0, "out": 0, "arrested": 0}
+    for seed in (*range(5), 128):  # seed 128: a murderer is arrested on the table for 28 decisions
+        env.reset(seed=seed)
+        agents = [module.BaselineAgent(env.unwrapped.options, seed=s) for s in range(3)]
+        decisions = 0
+        for agent in env.agent_iter():
+            game = env.unwrapped.game
+            if decisions % 5 == 0 or env.terminations[agent]:
+                want = np.array([game.potential(p) for p in range(3)], np.float32)
+                got = np.asarray(potential(twin.from_reference(game), seats))
+                np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"seed {seed}, decision {decisions}")
+                seen["lead"] += int((want > 0).sum())
+                seen["behind"] += int(((want < 0) & (want > -1)).sum())
+                seen["out"] += int((want == -1).sum())
+                seen["arrested"] += sum(game.alive[p] and game.arrested(p) for p in range(3))
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+                continue
+            seat = game.current_player
+            view = env.observe(agent)
+            env.step(int(agents[seat].act(view["observation"], view["action_mask"])))
+            decisions += 1
+    assert min(seen.values()) > 0, seen

@@ -125,6 +125,10 @@ def test_bad_jax_keys_are_named():
     assert load_config(config, {"trainer": "jax", "jax.baseline": False}).jax.baseline == "off"
     with pytest.raises(ConfigError, match=r"decision_cost 0\.1 is not supported with trainer: jax"):
         load_config(config, {"trainer": "jax", "decision_cost": 0.1})
+    fowl = ROOT / "configs" / "murder_most_fowl_v0.yaml"
+    assert load_config(fowl, {"trainer": "jax", "shaping": 0.5}).shaping == 0.5
+    with pytest.raises(ConfigError, match=r"shaping 0\.5 is not supported with trainer: rllib"):
+        load_config(fowl, {"trainer": "rllib", "shaping": 0.5})
 
 
 #: A run of a few thousand decisions with a tiny network and batch (compiles in well under a minute).
@@ -286,16 +290,16 @@ def test_opponent_rows_follow_the_pool_weights_by_largest_remainder():
     assert np.bincount(jax_ppo.opponent_rows((0.5, 0.0, 0.5, 0.0), 7), minlength=4).tolist()[1::2] == [0, 0]
 
 
-def rollout_against_random(num_envs: int, num_steps: int, **settings):
-    """One rollout of Chicken games against the uniform random opponent, from a fixed deal and key:
-    (the games after it, the trajectory as numpy arrays, the episodes)."""
-    twin = envs.make_jax("chicken_v1")
-    s = jax_ppo.Settings(
-        num_envs=num_envs, num_steps=num_steps, net_arch=(8,), activation="tanh", gamma=1.0,
-        gae_lambda=1.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, n_epochs=1,
-        minibatch_size=4, snapshot_slots=1, learner_seat=None, opponent_weights=(0.0, 0.0, 1.0, 0.0),
-        **settings,
-    )  # fmt: skip
+def rollout_against_random(num_envs: int, num_steps: int, name: str = "chicken_v1", **settings):
+    """One rollout of the game (Chicken unless named) against the uniform random opponent, from a
+    fixed deal and key: (the games after it, the trajectory as numpy arrays, the episodes)."""
+    twin = envs.make_jax(name)
+    s = jax_ppo.Settings(**{
+        "num_envs": num_envs, "num_steps": num_steps, "net_arch": (8,), "activation": "tanh", "gamma": 1.0,
+        "gae_lambda": 1.0, "clip_range": 0.2, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5,
+        "n_epochs": 1, "minibatch_size": 4, "snapshot_slots": 1, "learner_seat": None,
+        "opponent_weights": (0.0, 0.0, 1.0, 0.0), **settings,
+    })  # fmt: skip
     games = jax_ppo.LearnerGames(twin, s)
     params = jax_ppo.init_params(jax.random.PRNGKey(0), twin.observation_shape[0], twin.num_actions, [8])
     opponents = jax_ppo.Opponents(jax_ppo.empty_snapshots(params, 1), jax.numpy.int32(0))
@@ -351,6 +355,32 @@ def test_max_decisions_cuts_a_game_at_the_learners_turn_and_pays_the_truncation_
     # Every game ends the rollout at a learner's turn it may take (a due cut is never left waiting).
     assert (np.asarray(after.episode_length) < cap).all()
     assert (np.asarray(after.state.current_player) == np.asarray(after.learner)).all()
+
+
+def test_shaping_adds_the_discounted_change_of_the_learners_potential_to_its_slots():
+    """`shaping` in the jax rollout as the other trainers apply it: each slot's reward is the game's
+    plus `shaping * (gamma * phi(next decision) - phi(this decision))`, phi 0 once the game ended,
+    where phi (the learner's lead among the players who can win, -1 once out) is read back here from
+    the slots' own observations; the episodes' returns stay the game's."""
+    name, shaping, gamma = "murder_most_fowl_v0", 0.5, 0.9
+    after, t, episodes = rollout_against_random(
+        4, 200, name, truncation_reward=None, shaping=shaping, gamma=gamma
+    )
+    twin = envs.make_jax(name)
+    scores, playing, arrested = (twin.rules.piece(p) for p in ("scores", "playing", "arrested"))
+
+    def phi(obs):
+        can = (obs[..., playing] > 0) & ~(obs[..., arrested] > 0)
+        rival = np.where(can[..., 1:], obs[..., scores][..., 1:], 0.0).max(-1)
+        return np.where(can[..., 0], np.clip(obs[..., scores][..., 0] - rival, -1, 1), -1.0)
+
+    following = np.concatenate([t.obs[1:], np.asarray(after.state.observation)[None]])
+    now, later = phi(t.obs), np.where(t.done, 0.0, phi(following))
+    game = np.where(t.done, np.asarray(episodes["episode_return"]), 0.0)
+    assert t.valid.all() and t.done.sum() >= 4  # every game ends once at least (about 90 decisions)
+    assert set(np.unique(game[t.done])) <= {-1.0, 0.0, 1.0}  # the game's own returns
+    assert (now != 0).any() and (later != now).any()
+    np.testing.assert_allclose(t.reward, game + shaping * (gamma * later - now), atol=1e-5)
 
 
 def test_the_speed_split_times_the_rollout_within_the_whole_update():
