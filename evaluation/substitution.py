@@ -37,11 +37,16 @@ ALONE, EVERY = "(none: the agent alone)", "(every kind)"
 
 class Substitute(Agent):
     """`agent`, except that `helper` decides the decisions whose kind (`game.decision()`) is in `kinds`;
-    counts the kinds it met."""
+    counts the kinds it met. With `shadow`, the helper is also asked at the agent's own decisions
+    (its answer only counted: `agreed` per kind)."""
 
-    def __init__(self, env, agent: Agent, helper: Agent, kinds: set[str] | None) -> None:
+    def __init__(
+        self, env, agent: Agent, helper: Agent, kinds: set[str] | None, shadow: bool = False
+    ) -> None:
         self.env, self.agent, self.helper, self.kinds = env, agent, helper, kinds  # None: every kind
+        self.shadow = shadow
         self.met: Counter = Counter()
+        self.agreed: Counter = Counter()
 
     def reset(self, seed: int | None = None) -> None:
         self.agent.reset(seed)
@@ -50,8 +55,12 @@ class Substitute(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         kind = self.env.unwrapped.game.decision()
         self.met[kind] += 1
-        chooser = self.helper if self.kinds is None or kind in self.kinds else self.agent
-        return chooser.act(observation, action_mask)
+        if self.kinds is None or kind in self.kinds:
+            return self.helper.act(observation, action_mask)
+        action = self.agent.act(observation, action_mask)
+        if self.shadow:
+            self.agreed[kind] += int(self.helper.act(observation, action_mask)) == int(action)
+        return action
 
 
 @dataclass
@@ -62,10 +71,14 @@ class Row:
     scores: list[float] = field(default_factory=list)  # per deal
     met: Counter = field(default_factory=Counter)  # decisions of each kind in the agent's seat
     games: int = 0
+    agreed: Counter = field(default_factory=Counter)  # the agent alone: its choices the helper made too
 
 
-def play_row(env, specs: dict, label: str, kinds: set[str] | None, deals: int, seed: int) -> Row:
-    """The agent's seat in every seat of `deals` deals, the helper deciding `kinds` (empty: none)."""
+def play_row(
+    env, specs: dict, label: str, kinds: set[str] | None, deals: int, seed: int, shadow=False
+) -> Row:
+    """The agent's seat in every seat of `deals` deals, the helper deciding `kinds` (empty: none;
+    `shadow`: asked beside the agent as well, `Row.agreed`)."""
     n = len(env.possible_agents)
     models = ModelCache()
     row = Row(label)
@@ -77,6 +90,7 @@ def play_row(env, specs: dict, label: str, kinds: set[str] | None, deals: int, s
                 build_agent(specs["agent"], env, models=models),
                 build_agent(specs["helper"], env, models=models),
                 kinds,
+                shadow,
             )
             agents = [
                 me if s == seat else build_agent(specs["opponent"], env, models=models) for s in range(n)
@@ -89,30 +103,41 @@ def play_row(env, specs: dict, label: str, kinds: set[str] | None, deals: int, s
             mine, others = game["returns"][seat], [r for s, r in enumerate(game["returns"]) if s != seat]
             points.append(outcome(mine, max(others)))
             row.met.update(me.met)
+            row.agreed.update(me.agreed)
             row.games += 1
         row.scores.append(float(np.mean(points)))
     return row
 
 
 def table(rows: list[Row]) -> str:
-    """The Markdown table of the rows, the first being the agent alone."""
-    alone = np.asarray(rows[0].scores)
+    """The Markdown table of the rows: the agent alone first, the helper deciding every kind last.
+    Per kind: how often the agent and the helper (playing alone, the last row) meet it a game, how
+    often the helper, asked beside the agent alone, chose as it did, and the row's scores."""
+    alone, helper = rows[0], rows[-1]
     lines = [
-        "| decided by the helper | agent's decisions of it per game | score [95%] | change vs alone [95%] | matches W/D/L |",
-        "|---|---|---|---|---|",
+        "| decided by the helper | agent's decisions of it per game | helper's | agent chose as the helper "
+        "| score [95%] | change vs alone [95%] | matches W/D/L |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         x = np.asarray(row.scores)
         mean, lo, hi = score_ci(x)
-        kind = row.label if row.label in (ALONE, EVERY) else f"`{row.label}`"
-        per_game = "-" if row.label in (ALONE, EVERY) else f"{rows[0].met[row.label] / rows[0].games:.1f}"
-        if row is rows[0]:
+        if row.label in (ALONE, EVERY):
+            kind, mine, theirs, agreed = row.label, "-", "-", "-"
+        else:
+            met = alone.met[row.label]
+            kind, mine = f"`{row.label}`", f"{met / alone.games:.1f}"
+            theirs = f"{helper.met[row.label] / helper.games:.1f}" if helper.games else "-"
+            agreed = f"{alone.agreed[row.label] / met:.0%}" if met else "-"
+        if row is alone:
             change = "-"
         else:
-            d, dlo, dhi = mean_ci(x - alone)
+            d, dlo, dhi = mean_ci(x - np.asarray(alone.scores))
             change = f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"
         wdl = f"{(x > 0.5).sum()}/{(x == 0.5).sum()}/{(x < 0.5).sum()}"
-        lines.append(f"| {kind} | {per_game} | {mean:.3f} [{lo:.3f}, {hi:.3f}] | {change} | {wdl} |")
+        lines.append(
+            f"| {kind} | {mine} | {theirs} | {agreed} | {mean:.3f} [{lo:.3f}, {hi:.3f}] | {change} | {wdl} |"
+        )
     return "\n".join(lines)
 
 
@@ -133,7 +158,7 @@ def substitution(
         role: resolve_spec(parse_spec(text), env)
         for role, text in (("agent", agent), ("helper", helper), ("opponent", opponent))
     }
-    rows = [play_row(env, specs, ALONE, set(), deals, seed)]
+    rows = [play_row(env, specs, ALONE, set(), deals, seed, shadow=True)]
     met = list(rows[0].met)
     if kinds:
         unknown = sorted(set(kinds) - set(met))

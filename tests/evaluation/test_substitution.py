@@ -58,13 +58,29 @@ def test_every_kind_decided_by_the_helper_is_the_helpers_own_play():
     assert rows[0].games == 3 * 2 and sum(rows[0].met.values()) > 0
 
 
-def test_the_table_gives_each_kinds_paired_change():
-    alone, better = S.Row(S.ALONE, [0.0, 0.5, 0.5], {"bid": 30}, 6), S.Row("bid", [0.5, 1.0, 0.5])
-    text = S.table([alone, better, S.Row(S.EVERY, [1.0, 1.0, 1.0])])
-    lines = text.splitlines()
-    assert lines[2].startswith("| (none: the agent alone) | - | 0.333")
-    assert lines[3].startswith("| `bid` | 5.0 | 0.667") and "+0.333" in lines[3] and "| 1/2/0 |" in lines[3]
-    assert "| 3/0/0 |" in lines[4]
+def test_the_table_gives_each_kinds_counts_agreement_and_paired_change():
+    alone = S.Row(S.ALONE, [0.0, 0.5, 0.5], {"bid": 30}, 6, {"bid": 12})
+    better, helper = S.Row("bid", [0.5, 1.0, 0.5]), S.Row(S.EVERY, [1.0, 1.0, 1.0], {"bid": 24}, 6)
+    lines = S.table([alone, better, helper]).splitlines()
+    assert lines[2].startswith("| (none: the agent alone) | - | - | - | 0.333")
+    assert lines[3].startswith("| `bid` | 5.0 | 4.0 | 40% | 0.667") and "+0.333" in lines[3]
+    assert lines[3].endswith("| 1/2/0 |") and lines[4].endswith("| 3/0/0 |")
+
+
+def test_the_agent_alone_is_asked_beside_the_helper_without_its_choices_changing():
+    """The helper asked beside the agent alone changes none of the agent's games (its own seeded
+    generator), and agreement is counted per kind: the baseline beside itself always agrees."""
+    env = envs.make(CROWS)
+    specs = {
+        role: resolve_spec(parse_spec(t), env) for role, t in (("agent", "random"), ("helper", "baseline"))
+    }
+    specs["opponent"] = specs["helper"]
+    asked, plain = (S.play_row(env, specs, S.ALONE, set(), 2, 1, shadow=shadow) for shadow in (True, False))
+    assert asked.scores == plain.scores and asked.met == plain.met and not plain.agreed
+    assert 0 < sum(asked.agreed.values()) < sum(asked.met.values())
+    same = {**specs, "agent": specs["helper"]}
+    mirror = S.play_row(env, same, S.ALONE, set(), 2, 1, shadow=True)
+    assert mirror.agreed == mirror.met
 
 
 def test_unknown_kinds_and_bad_arguments_are_named(capsys):
