@@ -452,12 +452,9 @@ def make_rollout(games: LearnerGames):
                 phi = jax.vmap(env.potential)
                 back = scoring & ~ended & (stepped.current_player == batch.learner)
                 bonus = jnp.where(back, s.gamma * phi(stepped, batch.learner), 0.0)
+                # A cut game's last slot still ends at the truncation reward alone (`gained` above
+                # makes up what the slot holds, shaping terms included, and a cut pays no bonus).
                 pay = gained + s.shaping * (bonus - jnp.where(own, phi(state, batch.learner), 0.0))
-                if s.truncation_reward is not None:
-                    # A capped or cut game's last slot is paid the truncation reward alone, as the
-                    # other trainers' cap replaces the shaped reward.
-                    so_far = jnp.where(last, trajectory.reward, 0.0).sum(0)
-                    pay = jnp.where(capped | cut, jnp.float32(s.truncation_reward) - so_far, pay)
             finishing = scoring & ended
             trajectory = trajectory._replace(
                 reward=trajectory.reward + jnp.where(last, pay, 0.0),

@@ -383,6 +383,19 @@ def test_shaping_adds_the_discounted_change_of_the_learners_potential_to_its_slo
     np.testing.assert_allclose(t.reward, game + shaping * (gamma * later - now), atol=1e-5)
 
 
+def test_a_cut_game_pays_the_truncation_reward_alone_when_shaping():
+    """With shaping, a game `max_decisions` cuts pays its last slot the truncation reward alone
+    (as the other trainers' cut replaces the shaped reward); the other slots are shaped."""
+    _, t, episodes = rollout_against_random(
+        4, 120, "murder_most_fowl_v0", truncation_reward=-0.75, max_decisions=40, shaping=0.5
+    )
+    done, outcome = np.asarray(episodes["done"]), np.asarray(episodes["outcome"])
+    cut = done & (outcome == 0) & (np.asarray(episodes["episode_length"]) == 40)
+    assert cut.sum() >= 8  # a Fowl game lasts about 90 decisions: nearly every one is cut
+    assert (t.reward[cut] == np.float32(-0.75)).all()
+    assert (t.reward[~t.done] != 0).any()  # by 40 decisions routes score: the other slots are shaped
+
+
 def test_the_speed_split_times_the_rollout_within_the_whole_update():
     from fowlplay.training.jax_split import split
 
