@@ -69,6 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
+from fowlplay.envs.core.errors import RedealError
 from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
@@ -278,6 +279,9 @@ class ISMCTSAgent(Agent):
         #: Simulations whose determinization disagreed with the real legal actions at the root (an
         #: inexact `resample_hidden`); such actions are never searched.
         self.root_mismatches = 0
+        #: Decisions whose search stopped because `resample_hidden` found no re-deal (RedealError).
+        self.redeal_failures = 0
+        self._redeal_failed = False
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -313,14 +317,17 @@ class ISMCTSAgent(Agent):
         self._deals: list[int] = []
         self._outcomes: dict[int, list[float]] = {a: [] for a in legal}  # root move -> reward per deal
         validation = self.settings.validation if first is not None else 0
+        self._redeal_failed = False
         for _ in range(self.settings.simulations - validation):
             self._simulate(root, me, allowed, first)
+            if self._redeal_failed:  # a bounded re-deal search gave up: decide on what was searched
+                break
         stats = {a: root.children.get((me, None, a)) for a in legal}
         self.last_search = {
             a: (node.visits, node.reward / node.visits) for a, node in stats.items() if node and node.visits
         }
-        if not self.last_search:  # every determinization disagreed with the real legal actions
-            return legal[0]
+        if not self.last_search:  # every determinization disagreed with the real legal actions,
+            return legal[0] if first is None else first  # or none could be dealt
         best = min(self.last_search, key=lambda a: (-self.last_search[a][0], -self.last_search[a][1], a))
         keep_default = first is not None and best != first and first in self.last_search
         if keep_default and validation:
@@ -346,6 +353,8 @@ class ISMCTSAgent(Agent):
         fresh = len(self._deals)
         pairs: list[tuple[float, float]] = []
         for k in range(fresh, fresh + budget // 2):
+            if self._redeal_failed:
+                break
             a = self._simulate(root, me, allowed, first, forced=(best, k))
             b = self._simulate(root, me, allowed, first, forced=(first, k))
             if a is not None and b is not None:
@@ -393,7 +402,12 @@ class ISMCTSAgent(Agent):
                 action, child = self._select(root, me, None, allowed)
             k = child.visits
         seed = self._deal(k)
-        world = self._determinize(me, seed)
+        try:
+            world = self._determinize(me, seed)
+        except RedealError:  # (the real game is untouched: it is never the fallback)
+            self._redeal_failed = True
+            self.redeal_failures += 1
+            return None
         game = world.game
         mask = game.legal_mask()
         if world.agent_selection != me or not np.array_equal(mask != 0, allowed):

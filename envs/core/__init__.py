@@ -2,7 +2,7 @@
 
 from fowlplay.envs.core.actions import ActionBlock, ActionLayout
 from fowlplay.envs.core.env import CardGameEnv
-from fowlplay.envs.core.errors import EnvOrderError, IllegalActionError, UnknownAgentError
+from fowlplay.envs.core.errors import EnvOrderError, IllegalActionError, RedealError, UnknownAgentError
 from fowlplay.envs.core.game import Game
 from fowlplay.envs.core.observer import Observer, Piece
 from fowlplay.envs.core.options import (
@@ -23,6 +23,7 @@ __all__ = [
     "IllegalActionError",
     "Observer",
     "Piece",
+    "RedealError",
     "UnknownAgentError",
     "best_players",
     "build_options",

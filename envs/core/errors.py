@@ -13,3 +13,8 @@ class EnvOrderError(RuntimeError):
 
 class UnknownAgentError(ValueError):
     """An agent name that is not one of the environment's `possible_agents`."""
+
+
+class RedealError(RuntimeError):
+    """`resample_hidden` found no world the player could not tell from the real one (its search is
+    bounded); the game is left exactly as it was."""

@@ -49,13 +49,15 @@ if TYPE_CHECKING:
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
 _TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK, _SWAP = (int(e) for e in Event)
 #: Replays tried before giving up (each is one pass over the events).
-MAX_REPLAYS = 5000
+MAX_REPLAYS = 20000
 #: Repairs tried on one replay before starting afresh.
 MAX_REPAIRS = 30
-#: Fresh replays that keep every seen card where it was seen; later ones explore: with this chance
-#: a face-up card uses an open card though a seen one is there, and a pass carries any card.
-_CALM = 30
-_EXPLORE = 0.1
+#: Fresh replays that keep every seen card where it was seen; later ones cycle through the chances
+#: in `_EXPLORE` (calm ones among them: most hard games need many calm repairs, a few need seen
+#: cards moved on): with that chance a face-up card uses an open card though a seen one is there,
+#: and a pass carries any card.
+_CALM = 10
+_EXPLORE = (0.0, 0.1, 0.2, 0.4, 0.8)
 
 
 class _DeadEndError(Exception):
@@ -555,10 +557,15 @@ def resample(game: MurrayGame, viewer: int, rng: np.random.Generator) -> bool:
             repairs += 1
         else:  # start afresh, more and more often also moving seen cards on, and other Hawk draws
             families += 1
-            plan, repairs, explore = {}, 0, _EXPLORE if families >= _CALM else 0.0
+            plan, repairs, explore = {}, 0, _exploration(families)
             hawk_slot = draw_hawk_slot()
             family = int(rng.integers(2**63))
     return False
+
+
+def _exploration(families: int) -> float:
+    """The chance that a fresh replay after `families` failed ones moves a seen card on."""
+    return 0.0 if families < _CALM else _EXPLORE[(families - _CALM) % len(_EXPLORE)]
 
 
 def _lookahead(game: MurrayGame, viewer: int) -> dict:

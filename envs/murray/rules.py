@@ -29,6 +29,7 @@ from fowlplay.envs.core import (
     final_rewards,
 )
 from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.errors import RedealError
 from fowlplay.envs.core.game import copy_rng
 
 PLAYER_COUNTS = range(3, 7)
@@ -1115,7 +1116,7 @@ class MurrayGame(Game):
         from fowlplay.envs.murray.posterior import resample  # the replay machinery is only needed here
 
         if not resample(self, player, rng):
-            raise RuntimeError(
+            raise RedealError(
                 f"resample_hidden could not re-deal for player_{player}: no replay of the game's "
                 "events fitted what it saw (please report this game's seed and actions)"
             )

@@ -356,3 +356,35 @@ def test_horizon_zero_rolls_out_to_the_end_and_a_horizon_stops_at_a_leaf(game):
 def test_a_bad_horizon_is_refused():
     with pytest.raises(ValueError, match="horizon must be None or an int >= 0"):
         ISMCTSSettings(5, horizon=-1)
+
+
+# ----- a re-deal that finds no world ----------------------------------------------------------------
+@pytest.mark.parametrize("fail_after", [0, 3])
+def test_a_redeal_that_gives_up_stops_the_search_and_never_reads_the_real_cards(monkeypatch, fail_after):
+    """Murray's re-deal search is bounded: when it raises RedealError the search stops and decides
+    on what it has (nothing: the baseline's move), and the real game is left as it was."""
+    from fowlplay.envs.core.errors import RedealError
+    from fowlplay.envs.murray import MurrayGame
+
+    env = position("murray_frog_v0", seed=2, steps=12)
+    before = env.game.state_dict()
+    real = MurrayGame.resample_hidden
+    calls = []
+
+    def give_up_later(game, player, rng):
+        calls.append(player)
+        if len(calls) > fail_after:
+            raise RedealError("no replay fitted")
+        real(game, player, rng)
+
+    monkeypatch.setattr(MurrayGame, "resample_hidden", give_up_later)
+    agent = ISMCTSAgent(env, ISMCTSSettings(20), seed=0)
+    action = decide(agent, env)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][action]
+    assert agent.redeal_failures == 1 and len(calls) == fail_after + 1  # one failure ends the search
+    assert sum(visits for visits, _ in agent.last_search.values()) == fail_after
+    if fail_after == 0:
+        baseline = envs.env_module("murray_frog_v0").BaselineAgent(env.options)
+        assert action == baseline.act(obs["observation"], obs["action_mask"])
+    assert env.game.state_dict() == before
