@@ -167,6 +167,13 @@ class JaxConfig:
         "the first layer through one shared features -> d linear map per network (fewer inputs, "
         "weights shared by every cell); checkpoints hold the dense layer it equals",
     ] = 0
+    imitate: Annotated[
+        int,
+        "decisions of the rule-based baseline (every seat, games seeded from the run's seed) that a "
+        "fresh run fits its policy and value to before PPO starts (behaviour cloning, logged in "
+        "logs/imitation.json; not counted in total_timesteps); 0: off",
+    ] = 0
+    imitate_epochs: Annotated[int, "passes over the jax.imitate decisions, in minibatches of 256"] = 10
 
 
 @dataclass
@@ -381,6 +388,10 @@ class TrainConfig:
         _positive("jax.num_minibatches", jx.num_minibatches, allow_zero=False)
         _choice("jax.baseline", jx.baseline, JAX_BASELINES)
         _positive("jax.cell_embedding", jx.cell_embedding)
+        _positive("jax.imitate", jx.imitate)
+        _positive("jax.imitate_epochs", jx.imitate_epochs, allow_zero=False)
+        if 0 < jx.imitate < 2:
+            raise ConfigError(f"jax.imitate must be 0 (off) or at least 2 decisions; got {jx.imitate}")
         if jx.num_envs * jx.n_steps % jx.num_minibatches:
             raise ConfigError(
                 f"jax.num_envs x jax.n_steps ({jx.num_envs * jx.n_steps}) must divide into "

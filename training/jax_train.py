@@ -189,6 +189,11 @@ def run(
     params = J.init_params(
         init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch), s.embedding
     )
+    if checkpoint is None:  # (a key of its own: runs without imitation draw as they did)
+        from fowlplay.training.imitation import warm_start
+
+        imitate_key = jax.random.fold_in(init_key, 0x1417)
+        params = warm_start(config, params, s, config.ppo.learning_rate, imitate_key, run_dir, verbose)
     dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
     # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
