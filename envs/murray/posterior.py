@@ -100,6 +100,11 @@ class _Replay:
                  explore: float, ahead: dict) -> None:  # fmt: skip
         self.game, self.v, self.rng, self.plan, self.explore = game, viewer, rng, plan, explore
         self.ahead = ahead
+        # token -> the last event the plan moves it at: until then no unplanned choice takes it.
+        self.held_for: dict[int, int] = {}
+        for index, planned in plan.items():
+            if isinstance(planned, int):
+                self.held_for[planned] = max(index, self.held_for.get(planned, -1))
         self.draw = _Draws(rng)
         self.hawk_slot = hawk_slot  # event index of the face-down draw that was the Hawk, or None
         self.n = n = game.num_players
@@ -255,10 +260,12 @@ class _Replay:
             if not known:
                 raise _DeadEndError(index, seat, card, "need")
             return known[self.draw.below(len(known))] if len(known) > 1 else known[0]
-        # A card the table saw go in is used first, as the table's bookkeeping assumes; a replay
-        # exploring alternatives sometimes uses an open card instead.
-        if known and (not self.explore or self.draw.chance() >= self.explore):
-            return known[self.draw.below(len(known))] if len(known) > 1 else known[0]
+        # A card the table saw go in is used first, as the table's bookkeeping assumes (one the plan
+        # moves later is kept for it); a replay exploring alternatives sometimes uses an open card.
+        held = self.held_for
+        unheld = [tok for tok in known if held.get(tok, -1) <= index] if held else known
+        if unheld and (not self.explore or self.draw.chance() >= self.explore):
+            return unheld[self.draw.below(len(unheld))] if len(unheld) > 1 else unheld[0]
         free, reserve, deck_of = self.free, self.reserve, self.deck_of
         spare = (free[0][card] - reserve[0][card], free[1][card] - reserve[1][card])
         # An open card of a deck is this type with the chance that a card of that deck's unseen
@@ -309,8 +316,10 @@ class _Replay:
                 if planned not in hand:
                     raise _DeadEndError(index, p, -1, "plan")
                 return planned
-            deck = planned[1]
-            choices = [tok for tok in hand if self.kind[tok] < 0 and self.deck_of[tok] == deck]
+            if planned[0] == "keep":  # any card but that one (a seen card its hand needs later)
+                choices = [tok for tok in hand if tok != planned[1]]
+            else:
+                choices = [tok for tok in hand if self.kind[tok] < 0 and self.deck_of[tok] == planned[1]]
             if not choices:
                 raise _DeadEndError(index, p, -1, "plan")
             return choices[self.draw.below(len(choices))]
@@ -318,7 +327,7 @@ class _Replay:
         open_ = [tok for tok in hand if kind[tok] < 0]
         if len(open_) == len(hand):
             return open_[self.draw.below(len(open_))]
-        if open_ and self.explore and self.draw.chance() < self.explore:
+        if len(hand) > 1 and self.explore and self.draw.chance() < self.explore:
             return hand[self.draw.below(len(hand))]
         # Seen cards stay, unless the hand's face-up cards before its next pass need more unseen
         # cards than it would keep: then it passed a seen card it does not need.
@@ -623,8 +632,9 @@ def _attempt(game: MurrayGame, viewer: int, family: int, plan: dict, hawk_slot, 
 
 
 def _repairs(replay: _Replay, dead: _DeadEndError) -> list[dict]:
-    """Changes to the replay's choices (event index -> token, or ("deck", d) for a pass) that may
-    carry it past `dead`: a pass carrying a seen card on, a face-up card taken from another token."""
+    """Changes to the replay's choices (event index -> token, or for a pass ("deck", d) or ("keep",
+    token): an open card of deck d, any card but that one) that may carry it past `dead`: a pass
+    carrying a seen card on or keeping it, a face-up card taken from another token."""
     n, v = replay.n, replay.v
     passes = [(i, p) for i, p in replay.third_passes if i < dead.index and i not in replay.plan]
     if dead.why == "surplus":  # the viewer's look proves a card the table saw had been passed on
@@ -648,6 +658,11 @@ def _repairs(replay: _Replay, dead: _DeadEndError) -> list[dict]:
                 if route is not None:
                     what = tok if kind[tok] == card else ("deck", deck_of[tok])
                     options.append({i: what for i in route})
+    # Or a pass of this hand carried away a seen card of that type: it carried another card.
+    for i, p in passes:
+        carried = replay.ev_token.get(i)
+        if p == seat and kind[carried] == card:
+            options.append({i: ("keep", carried)})
     # Or a card the table saw go into this hand left it face down, so that the unseen card that
     # pass carried stayed here for this hand's later face-up cards.
     for i, p in passes:
