@@ -75,7 +75,8 @@ METADATA_KEYS = (
     "created",
     "kind",
 )
-KINDS = ("final", "periodic", "best")
+#: (`imitated`: a jax run's policy right after `jax.imitate`, before its first PPO update.)
+KINDS = ("final", "periodic", "best", "imitated")
 #: The most parameters a checkpoint's network may have. Ours have at most a few million (Fowl's
 #: 2,800-wide observation into [256, 256] is about 1.6 million); a file whose metadata asks for
 #: more is refused before any of it is built.

@@ -174,6 +174,11 @@ class JaxConfig:
         "logs/imitation.json; not counted in total_timesteps); 0: off",
     ] = 0
     imitate_epochs: Annotated[int, "passes over the jax.imitate decisions, in minibatches of 256"] = 10
+    imitate_kl: Annotated[
+        float,
+        "weight of KL(learner || imitated policy) on the learner's decisions in the PPO loss, holding "
+        "the learner near the policy jax.imitate fitted (needs jax.imitate); 0: off",
+    ] = 0.0
 
 
 @dataclass
@@ -390,6 +395,12 @@ class TrainConfig:
         _positive("jax.cell_embedding", jx.cell_embedding)
         _positive("jax.imitate", jx.imitate)
         _positive("jax.imitate_epochs", jx.imitate_epochs, allow_zero=False)
+        _positive("jax.imitate_kl", jx.imitate_kl)
+        if jx.imitate_kl and not jx.imitate:
+            raise ConfigError(
+                f"jax.imitate_kl {jx.imitate_kl!r} needs a policy to stay near: set jax.imitate to the "
+                "baseline decisions to imitate, or jax.imitate_kl to 0"
+            )
         if 0 < jx.imitate < 2:
             raise ConfigError(f"jax.imitate must be 0 (off) or at least 2 decisions; got {jx.imitate}")
         if jx.num_envs * jx.n_steps % jx.num_minibatches:

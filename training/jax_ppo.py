@@ -203,6 +203,8 @@ class Settings:
     #: Weight of potential-based shaping from the twin's `potential` of the learner's seat (0: off):
     #: each slot gains `shaping * (gamma * phi(next) - phi(now))`, phi 0 once the game is over.
     shaping: float = 0.0
+    #: Weight of KL(learner || `Opponents.reference`) in the loss (0: off; `jax.imitate_kl`).
+    imitate_kl: float = 0.0
 
     @property
     def depth(self) -> int:
@@ -236,6 +238,8 @@ class Opponents(NamedTuple):
 
     snapshots: dict  # every leaf has a leading axis of `snapshot_slots`
     ready: jax.Array  # int32 snapshots available
+    #: The imitated policy's dense weights, which `Settings.imitate_kl` holds the learner near (None: off).
+    reference: dict | None = None
 
 
 #: A baseline as a traced function of a batch: (observations, legal masks, seats, wanted) ->
@@ -552,7 +556,7 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
         _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), trajectory, reverse=True)
         return adv, adv + trajectory.value
 
-    def loss(params, batch: Transition, adv, returns):
+    def loss(params, batch: Transition, adv, returns, reference):
         logits, value = forward(params, batch.obs, batch.mask, s.depth, s.activation, s.embedding)
         log_probs = jax.nn.log_softmax(logits)
         new_log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
@@ -571,6 +575,10 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
         probs = jnp.exp(log_probs)
         entropy = mean(-(jnp.where(batch.mask, probs * log_probs, 0.0)).sum(-1))
         total = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
+        if s.imitate_kl:
+            ref = jax.nn.log_softmax(policy_logits(reference, batch.obs, batch.mask, s.depth, s.activation))
+            kl = (jnp.where(batch.mask, probs * (log_probs - ref), 0.0)).sum(-1)
+            total = total + s.imitate_kl * mean(kl)
         approx_kl = mean((ratio - 1) - jnp.log(ratio))
         clip_fraction = mean((jnp.abs(ratio - 1) > s.clip_range).astype(jnp.float32))
         return total, (policy_loss, value_loss, entropy, approx_kl, clip_fraction)
@@ -597,7 +605,7 @@ def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
 
             def minibatch(carry, mb):
                 params, opt_state = carry
-                (_, aux), grads = grad(params, *mb)
+                (_, aux), grads = grad(params, *mb, opponents.reference)
                 updates, opt_state = optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), aux
 

@@ -103,6 +103,7 @@ def settings_of(config: TrainConfig, num_players: int, embedding=None):
         opponent_weights=(pool.latest, pool.snapshot, pool.random, baseline),
         embedding=embedding,
         shaping=config.shaping,
+        imitate_kl=config.jax.imitate_kl,
     )
 
 
@@ -195,6 +196,15 @@ def run(
         imitate_key = jax.random.fold_in(init_key, 0x1417)
         params = warm_start(config, params, s, config.ppo.learning_rate, imitate_key, run_dir, verbose)
     dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
+    if checkpoint is None and config.jax.imitate:  # the imitated policy, loadable as any checkpoint
+        imitated = {name: np.array(value) for name, value in dense(params).items()}
+        facts = {"imitate": config.jax.imitate, "imitate_epochs": config.jax.imitate_epochs}
+        export_checkpoint(
+            aec, config, run_dir / IMITATED, imitated, 0, "imitated", facts, run_dir=run_dir, trainer="jax"
+        )
+    reference = None
+    if s.imitate_kl:
+        reference = _imitated_weights(run_dir, dense(params), trust_checkpoint)
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
     # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
     snapshots = J.empty_snapshots(dense(params), s.snapshot_slots)
@@ -203,7 +213,9 @@ def run(
         params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
             checkpoint, run_dir, params, dense(params), snapshots, trust_checkpoint
         )
-    opponents = J.Opponents(snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]))
+    opponents = J.Opponents(
+        snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]), reference=reference
+    )
     runner = J.start(games, key, params, optimizer)
     if opt_leaves is not None:
         structure = jax.tree_util.tree_structure(runner.opt_state)
@@ -356,6 +368,37 @@ def _learning_rate(config: TrainConfig, s):
         updates = max(1, config.total_timesteps // s.batch)
         return optax.linear_schedule(ppo.learning_rate, 0.0, updates * grad_steps_per_update)
     return ppo.learning_rate
+
+
+#: Where a run keeps the policy `jax.imitate` fitted (`<run>/imitated.npz` + `.json`).
+IMITATED = "imitated"
+
+
+def _imitated_weights(run_dir: Path, dense_params: dict, trust: bool) -> dict:
+    """The run's imitated policy (dense weights), which `jax.imitate_kl` holds the learner near;
+    read only if the run's record vouches for it, and only with the network's shapes."""
+    import jax.numpy as jnp
+    from fowlplay.training.untrusted import inspect_npz, read_npz
+
+    path = run_dir / f"{IMITATED}.npz"
+    if not path.is_file():
+        raise CheckpointError(
+            f"jax.imitate_kl needs the run's imitated policy {path}, which is missing: the run was "
+            "started without jax.imitate; start a new run with both, or set jax.imitate_kl to 0"
+        )
+    try:
+        manifest.verify(run_dir, [path], trust)
+    except manifest.ManifestError as exc:
+        raise CheckpointError(str(exc)) from None
+    shapes = {name: tuple(value.shape) for name, value in dense_params.items()}
+    budget = sum(int(np.prod(shape)) for shape in shapes.values())
+    headers = inspect_npz(path, max_elements=budget, max_file=budget * 8 + 2**20)
+    if {h.name: tuple(h.shape) for h in headers} != shapes:
+        raise CheckpointError(f"{path}: its weights do not fit the config's network")
+    return {
+        name: jnp.asarray(value)
+        for name, value in read_npz(path, headers, max_file=budget * 8 + 2**20).items()
+    }
 
 
 def _resume_state(

@@ -11,6 +11,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from fowlplay import envs  # noqa: E402 - after the skip: these need jax
+from fowlplay.evaluation.agents import make_agent  # noqa: E402
 from fowlplay.training import imitation, jax_ppo  # noqa: E402
 from fowlplay.training.config import ConfigError, load_config  # noqa: E402
 from fowlplay.training.jax_train import learner_games  # noqa: E402
@@ -75,9 +76,45 @@ def test_a_fresh_run_imitates_and_a_resumed_one_does_not(tmp_path):
     report = json.loads(log.read_text())
     assert report["decisions"] == 1000 and report["epochs"] == 3
     assert report["after"]["agreement"] > report["before"]["agreement"]
+    # The imitated policy is a checkpoint of its own, which every command loads.
+    imitated = json.loads((tmp_path / "run" / "imitated.json").read_text())
+    assert imitated["kind"] == "imitated" and imitated["timesteps"] == 0
+    env = envs.make("chicken_v1")
+    env.reset(seed=0)
+    agent = make_agent(f"ckpt-det:{tmp_path / 'run' / 'imitated'}", env)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][agent.act(obs["observation"], obs["action_mask"])]
     log.unlink()
     resumed = resume(tmp_path / "run", {"total_timesteps": 128}, verbose=False)
     assert resumed.timesteps >= 128 and not log.exists()
+
+
+def _kl_after_updates(imitate_kl: float, updates: int = 3) -> float:
+    """Mean KL(learner || its initial policy) over the games' current decisions after a few updates."""
+    overrides = {**SMALL, "jax.n_steps": 16, "ppo.learning_rate": 3e-3, "ppo.ent_coef": 0.05}
+    overrides |= {"jax.imitate": 2 if imitate_kl else 0, "jax.imitate_kl": imitate_kl}
+    config = load_config(CHICKEN, overrides)
+    _, games = learner_games(config)
+    s = games.s
+    params = jax_ppo.init_params(jax.random.PRNGKey(0), 31, games.env.num_actions, list(s.net_arch))
+    optimizer = jax_ppo.make_optimizer(config.ppo.learning_rate, s.max_grad_norm)
+    runner = jax_ppo.start(games, jax.random.PRNGKey(1), params, optimizer)
+    opponents = jax_ppo.Opponents(
+        jax_ppo.empty_snapshots(params, s.snapshot_slots), jax.numpy.int32(0), reference=params
+    )
+    update = jax_ppo.make_update(games, optimizer)
+    for _ in range(updates):
+        runner, _ = update(runner, opponents)
+    obs, mask = runner.games.state.observation, runner.games.state.legal_action_mask
+    new = jax.nn.log_softmax(jax_ppo.policy_logits(runner.params, obs, mask, s.depth, s.activation))
+    old = jax.nn.log_softmax(jax_ppo.policy_logits(params, obs, mask, s.depth, s.activation))
+    return float(np.mean(np.where(mask, np.exp(new) * (new - old), 0.0).sum(-1)))
+
+
+def test_imitate_kl_holds_the_learner_near_the_imitated_policy():
+    free, held = _kl_after_updates(0.0), _kl_after_updates(20.0)
+    assert free > 0.01  # the learner moved ...
+    assert held < free / 3  # ... much less with the KL term
 
 
 def test_bad_imitation_keys_are_named():
@@ -87,3 +124,7 @@ def test_bad_imitation_keys_are_named():
         load_config(CHICKEN, {"trainer": "jax", "jax.imitate": 1})
     with pytest.raises(ConfigError, match=r"jax\.imitate_epochs must be > 0"):
         load_config(CHICKEN, {"trainer": "jax", "jax.imitate_epochs": 0})
+    with pytest.raises(ConfigError, match=r"jax\.imitate_kl 0\.5 needs a policy to stay near"):
+        load_config(CHICKEN, {"trainer": "jax", "jax.imitate_kl": 0.5})
+    with pytest.raises(ConfigError, match=r"jax\.imitate_kl must be >= 0"):
+        load_config(CHICKEN, {"trainer": "jax", "jax.imitate": 100, "jax.imitate_kl": -1})
