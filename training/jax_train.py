@@ -378,7 +378,6 @@ def _imitated_weights(run_dir: Path, dense_params: dict, trust: bool) -> dict:
     """The run's imitated policy (dense weights), which `jax.imitate_kl` holds the learner near;
     read only if the run's record vouches for it, and only with the network's shapes."""
     import jax.numpy as jnp
-    from fowlplay.training.untrusted import inspect_npz, read_npz
 
     path = run_dir / f"{IMITATED}.npz"
     if not path.is_file():
@@ -390,15 +389,21 @@ def _imitated_weights(run_dir: Path, dense_params: dict, trust: bool) -> dict:
         manifest.verify(run_dir, [path], trust)
     except manifest.ManifestError as exc:
         raise CheckpointError(str(exc)) from None
+    weights, _ = _read_weights(path, dense_params)
+    return {name: jnp.asarray(value) for name, value in weights.items()}
+
+
+def _read_weights(path: Path, dense_params: dict) -> tuple[dict, int]:
+    """(the dense weights in `path`, their element count), read only if the file holds exactly the
+    network's arrays (names and shapes of `dense_params`), within a bound set by their size."""
+    from fowlplay.training.untrusted import inspect_npz, read_npz
+
     shapes = {name: tuple(value.shape) for name, value in dense_params.items()}
     budget = sum(int(np.prod(shape)) for shape in shapes.values())
     headers = inspect_npz(path, max_elements=budget, max_file=budget * 8 + 2**20)
     if {h.name: tuple(h.shape) for h in headers} != shapes:
-        raise CheckpointError(f"{path}: its weights do not fit the config's network")
-    return {
-        name: jnp.asarray(value)
-        for name, value in read_npz(path, headers, max_file=budget * 8 + 2**20).items()
-    }
+        raise CheckpointError(f"checkpoint {path}: its weights do not fit the config's network")
+    return read_npz(path, headers, max_file=budget * 8 + 2**20), budget
 
 
 def _resume_state(
@@ -433,12 +438,8 @@ def _resume_state(
         manifest.verify(run_dir, [weights_path, state_path], trust)
     except manifest.ManifestError as exc:
         raise CheckpointError(str(exc)) from None
+    weights, budget = _read_weights(weights_path, dense_params)
     shapes = {name: tuple(value.shape) for name, value in dense_params.items()}
-    budget = sum(int(np.prod(shape)) for shape in shapes.values())
-    headers = inspect_npz(weights_path, max_elements=budget, max_file=budget * 8 + 2**20)
-    if {h.name: tuple(h.shape) for h in headers} != shapes:
-        raise CheckpointError(f"checkpoint {weights_path}: its weights do not fit the config's network")
-    weights = read_npz(weights_path, headers, max_file=budget * 8 + 2**20)
     state_headers = inspect_npz(state_path, max_elements=4 * budget + 1024, max_file=32 * budget + 2**20)
     state = read_npz(state_path, state_headers, max_file=32 * budget + 2**20)
     count = sum(1 for name in state if name.startswith("opt_"))
