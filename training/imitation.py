@@ -79,8 +79,9 @@ def imitate(params: dict, data: dict[str, np.ndarray], s, learning_rate: float, 
     split_key, key = jax.random.split(key)
     order = np.asarray(jax.random.permutation(split_key, n))
     held = max(1, int(n * HELD_OUT))
-    test = {k: jnp.asarray(v[order[:held]]) for k, v in data.items()}
-    train = {k: jnp.asarray(v[order[held:]]) for k, v in data.items()}
+    fitted = ("obs", "mask", "action", "value")  # (a row's game and seat are for reading, not fitting)
+    test = {k: jnp.asarray(data[k][order[:held]]) for k in fitted}
+    train = {k: jnp.asarray(data[k][order[held:]]) for k in fitted}
     size = min(MINIBATCH, n - held)
     steps = (n - held) // size
     optimizer = J.make_optimizer(learning_rate, s.max_grad_norm)

@@ -190,20 +190,20 @@ def run(
     params = J.init_params(
         init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch), s.embedding
     )
-    if checkpoint is None:  # (a key of its own: runs without imitation draw as they did)
+    dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
+    reference = None  # the imitated policy, which `jax.imitate_kl` holds the learner near
+    if checkpoint is None and config.jax.imitate:  # (a key of its own: runs without it draw as they did)
         from fowlplay.training.imitation import warm_start
 
         imitate_key = jax.random.fold_in(init_key, 0x1417)
         params = warm_start(config, params, s, config.ppo.learning_rate, imitate_key, run_dir, verbose)
-    dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
-    if checkpoint is None and config.jax.imitate:  # the imitated policy, loadable as any checkpoint
         imitated = {name: np.array(value) for name, value in dense(params).items()}
         facts = {"imitate": config.jax.imitate, "imitate_epochs": config.jax.imitate_epochs}
-        export_checkpoint(
+        export_checkpoint(  # loadable as any checkpoint
             aec, config, run_dir / IMITATED, imitated, 0, "imitated", facts, run_dir=run_dir, trainer="jax"
         )
-    reference = None
-    if s.imitate_kl:
+        reference = dense(params) if s.imitate_kl else None
+    elif s.imitate_kl:  # a resumed run reads it back
         reference = _imitated_weights(run_dir, dense(params), trust_checkpoint)
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
     # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
@@ -382,8 +382,9 @@ def _imitated_weights(run_dir: Path, dense_params: dict, trust: bool) -> dict:
     path = run_dir / f"{IMITATED}.npz"
     if not path.is_file():
         raise CheckpointError(
-            f"jax.imitate_kl needs the run's imitated policy {path}, which is missing: the run was "
-            "started without jax.imitate; start a new run with both, or set jax.imitate_kl to 0"
+            f"jax.imitate_kl needs the run's imitated policy {path}, which is missing (the run was "
+            "started without jax.imitate, or the file was removed); start a new run with both, or set "
+            "jax.imitate_kl to 0"
         )
     try:
         manifest.verify(run_dir, [path], trust)
