@@ -128,3 +128,50 @@ def test_bad_imitation_keys_are_named():
         load_config(CHICKEN, {"trainer": "jax", "jax.imitate_kl": 0.5})
     with pytest.raises(ConfigError, match=r"jax\.imitate_kl must be >= 0"):
         load_config(CHICKEN, {"trainer": "jax", "jax.imitate": 100, "jax.imitate_kl": -1})
+
+
+@pytest.mark.slow
+def test_a_resumed_run_holds_the_learner_near_the_imitated_policy_it_reads_back(tmp_path, monkeypatch):
+    from fowlplay.training import jax_train
+    from fowlplay.training.checkpoint import CheckpointError
+    from fowlplay.training.train import resume, train
+
+    overrides = {**SMALL, "jax.n_steps": 8, "jax.imitate": 1000, "jax.imitate_epochs": 3}
+    overrides |= {
+        "jax.imitate_kl": 1.0,
+        "eval_every": 0,
+        "checkpoint_every": 0,
+        "tensorboard": False,
+        "total_timesteps": 64,
+    }
+    run = tmp_path / "run"
+    train(load_config(CHICKEN, overrides | {"out": str(run)}), verbose=False)
+    with np.load(run / "imitated.npz") as imitated:
+        fitted = {name: imitated[name] for name in imitated.files}
+    read_back = []
+
+    def spy(*args):
+        read_back.append(jax_train._imitated_weights.__wrapped__(*args))
+        return read_back[-1]
+
+    spy.__wrapped__ = jax_train._imitated_weights
+    monkeypatch.setattr(jax_train, "_imitated_weights", spy)
+    (run / "logs" / "imitation.json").unlink()
+    resumed = resume(run, {"total_timesteps": 128}, verbose=False)
+    assert resumed.timesteps >= 128 and not (run / "logs" / "imitation.json").exists()  # not fitted again
+    # The KL term's reference is the fitted policy read back from its file, not the resumed weights.
+    (reference,) = read_back
+    assert reference.keys() == fitted.keys()
+    assert all(np.array_equal(np.asarray(reference[name]), fitted[name]) for name in fitted)
+    with np.load(run / "final.npz") as final:
+        assert any(not np.array_equal(final[name], fitted[name]) for name in fitted)  # the learner moved on
+    monkeypatch.undo()
+
+    # A changed imitated policy is refused by the run's record; a missing one is named with its causes.
+    altered = {name: value + 1.0 for name, value in fitted.items()}
+    np.savez(run / "imitated.npz", **altered)
+    with pytest.raises(CheckpointError, match=r"refusing to resume from .*imitated\.npz"):
+        resume(run, {"total_timesteps": 192}, verbose=False)
+    (run / "imitated.npz").unlink()
+    with pytest.raises(CheckpointError, match=r"missing .*set jax\.imitate_kl to 0"):
+        resume(run, {"total_timesteps": 192}, verbose=False)
