@@ -51,7 +51,7 @@ from fowlplay.evaluation import report
 from fowlplay.evaluation.agents import AgentSpec, AgentSpecError, parse_spec
 from fowlplay.evaluation.ladder import ANCHOR, LADDER_VERSION, elo_ratings, ladder_specs
 from fowlplay.evaluation.matches import EvalConfig, ResumeError, run_games
-from fowlplay.evaluation.stats import pairwise
+from fowlplay.evaluation.stats import pairwise, redeal_failures, redeal_note
 from fowlplay.training.stopping import (
     exit_status,
     further_stops_ignored,
@@ -694,6 +694,9 @@ def run_league(
     summary["config_seeds"] = list(written.seeds)
     summary["config_matches"] = written.matches
     summary["exploit"] = dict(config.exploit) if config.exploit else None
+    summary["redeal_failures"] = {
+        label: {"failures": f, "decisions": d} for label, (f, d) in redeal_failures(rows).items()
+    }
     write_outputs(summary, out, command)
     return summary
 
@@ -935,6 +938,12 @@ def markdown(summary: dict, command: str) -> str:
         "checkpoints and seeds give the same games on any machine. Training is not bitwise "
         "reproducible across CPUs, so compare algorithms by their means over seeds.",
     ]
+    if summary.get("redeal_failures"):
+        lines += ["", "## Searches that fell back", ""]
+        lines += [
+            f"- {redeal_note(label, r['failures'], r['decisions'])}."
+            for label, r in summary["redeal_failures"].items()
+        ]
     if summary["errors"]:
         lines += ["", "## Entries that failed", ""]
         lines += [f"- **{e['entry']}** ({e['stage']}): {e['message']}" for e in summary["errors"]]

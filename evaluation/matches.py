@@ -200,6 +200,8 @@ def play_game(env, agents: list, seed: int, agent_seeds: list[int]) -> dict:
     decisions = [0] * n
     time_ns = [0] * n
     illegal = [0] * n
+    # An ISMCTS agent counts the decisions whose re-deal of the hidden cards failed (RedealError).
+    redeals = [getattr(agent, "redeal_failures", 0) for agent in agents]
     error = None
     while True:
         name = env.agent_selection
@@ -233,6 +235,7 @@ def play_game(env, agents: list, seed: int, agent_seeds: list[int]) -> dict:
         "decisions": decisions,
         "time_ns": time_ns,
         "illegal": illegal,
+        "redeal_failures": [getattr(agent, "redeal_failures", 0) - r for agent, r in zip(agents, redeals)],
         "error": error,
     }
 

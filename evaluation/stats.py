@@ -182,11 +182,37 @@ def game_summary(rows: list[dict]) -> dict:
     }
 
 
+def seat_redeal_failures(row: dict, seat: int) -> int:
+    """Decisions of a seat in one game whose search found no re-deal of the hidden cards (an
+    ISMCTS agent's `RedealError`; 0 for other agents, and for rows written before it was kept)."""
+    counts = row.get("redeal_failures")
+    return int(counts[seat]) if counts else 0
+
+
+def redeal_failures(rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """Per agent that had any: (decisions whose re-deal failed, all its decisions)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        for seat, label in enumerate(row["seats"]):
+            out[label][0] += seat_redeal_failures(row, seat)
+            out[label][1] += row["decisions"][seat]
+    return {label: (f, d) for label, (f, d) in out.items() if f}
+
+
+def redeal_note(agent: str, failures: int, decisions: int) -> str:
+    """What a reader of an ISMCTS agent's figures needs to know when its re-deals failed."""
+    return (
+        f"{agent} found no re-deal of the hidden cards at {failures} of its {decisions} decisions: it "
+        "chose those on the worlds it had searched before the failure (on none: the baseline's move, or "
+        "the first legal one with random rollouts), so it played below its search budget there"
+    )
+
+
 def agent_summary(rows: list[dict], labels: list[str]) -> list[dict]:
     """Per agent: games, decisions, illegal actions, score against everyone (deterministic fields)."""
     out = []
     for label in labels:
-        games = decisions = illegal = 0
+        games = decisions = illegal = redeals = 0
         per_deal: dict[int, list[float]] = defaultdict(list)
         for row in rows:
             if label not in row["seats"]:
@@ -197,6 +223,7 @@ def agent_summary(rows: list[dict], labels: list[str]) -> list[dict]:
                 if held == label:
                     decisions += row["decisions"][seat]
                     illegal += row["illegal"][seat]
+                    redeals += seat_redeal_failures(row, seat)
             for other, ret in means.items():
                 if other == label:
                     continue
@@ -208,6 +235,7 @@ def agent_summary(rows: list[dict], labels: list[str]) -> list[dict]:
                 "games": games,
                 "decisions": decisions,
                 "illegal_actions": illegal,
+                "redeal_failures": redeals,
                 "score_vs_all": score,
                 "score_vs_all_lo": lo,
                 "score_vs_all_hi": hi,

@@ -21,7 +21,7 @@ from fowlplay.evaluation.matches import (
     run_games,
 )
 from fowlplay.evaluation.ratings import rating_table
-from fowlplay.evaluation.stats import agent_summary, game_summary, latency, pairwise
+from fowlplay.evaluation.stats import agent_summary, game_summary, latency, pairwise, redeal_note
 from fowlplay.training.stopping import signal_of
 
 #: Bootstrap resamples for the rating intervals.
@@ -107,6 +107,9 @@ def notes(summary: dict) -> list[str]:
         out.append(f"{games['truncated']} of {games['games']} games were truncated by the game's cap (draws)")
     if games["illegal_actions"]:
         out.append(f"{games['illegal_actions']} illegal actions: those games were forfeited by the offender")
+    for a in summary["agents"]:
+        if a.get("redeal_failures"):
+            out.append(redeal_note(a["agent"], a["redeal_failures"], a["decisions"]))
     return out
 
 

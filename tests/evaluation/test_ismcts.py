@@ -388,3 +388,39 @@ def test_a_redeal_that_gives_up_stops_the_search_and_never_reads_the_real_cards(
         baseline = envs.env_module("murray_frog_v0").BaselineAgent(env.options)
         assert action == baseline.act(obs["observation"], obs["action_mask"])
     assert env.game.state_dict() == before
+
+
+def test_an_evaluation_counts_the_decisions_whose_redeal_failed_and_says_so(monkeypatch, tmp_path):
+    """Each decision whose re-deal gave up is kept in its game's row, summed per agent, and named
+    in the report: a reader must know when a search rung played below its budget."""
+    import json
+
+    from fowlplay.envs.chicken.rules import ChickenGame
+    from fowlplay.envs.core.errors import RedealError
+    from fowlplay.evaluation.stats import redeal_failures
+
+    real = ChickenGame.resample_hidden
+    calls = []
+
+    def every_fifth_gives_up(game, player, rng):
+        calls.append(player)
+        if len(calls) % 5 == 0:
+            raise RedealError("no replay fitted")
+        real(game, player, rng)
+
+    monkeypatch.setattr(ChickenGame, "resample_hidden", every_fifth_gives_up)
+    spec = "ismcts:4:random"
+    cfg = EvalConfig(
+        "chicken_v1", tuple(parse_specs([spec, "random"])), 3, 2, seed=0, options=TINY["chicken_v1"]
+    )
+    summary = evaluate(cfg, tmp_path, workers=1, progress=False, bootstrap=20)
+    rows = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    failures = len(calls) // 5  # one failure ends that decision's search: one per failed decision
+    counted = {a["agent"]: a["redeal_failures"] for a in summary["agents"]}
+    assert failures > 0 and counted == {spec: failures, "random": 0}
+    assert sum(sum(r["redeal_failures"]) for r in rows) == failures
+    decisions = next(a["decisions"] for a in summary["agents"] if a["agent"] == spec)
+    note = f"{spec} found no re-deal of the hidden cards at {failures} of its {decisions} decisions"
+    assert any(n.startswith(note) for n in summary["notes"]) and note in (tmp_path / "report.md").read_text()
+    # The league reads the same rows: its leaderboard names the rung that fell back.
+    assert redeal_failures(rows) == {spec: (failures, decisions)}

@@ -134,6 +134,12 @@ def test_league_writes_a_leaderboard_and_reports_an_unknown_trainer(fake_trainer
     assert ppo["elo_min"] <= ppo["elo_mean"] <= ppo["elo_max"]
     # every pair of the 4 agents played its own duplicate evaluation
     assert len(list((tmp_path / "eval").iterdir())) == 6
+    assert summary["redeal_failures"] == {} and "fell back" not in text  # no search rung here
+    fell_back = {**summary, "redeal_failures": {"ismcts:5": {"failures": 2, "decisions": 9}}}
+    text = league.markdown(fell_back, "fowlplay-league ...")
+    assert (
+        "## Searches that fell back\n\n- ismcts:5 found no re-deal of the hidden cards at 2 of its 9" in text
+    )
 
 
 def test_a_rerun_skips_finished_trainings_and_games_and_rates_the_same(fake_trainer, tmp_path):
