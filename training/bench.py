@@ -95,6 +95,13 @@ def competing_load(processes: int) -> Iterator[list[subprocess.Popen]]:
             process.wait()
 
 
+#: The most baseline decisions a benchmark run imitates (`jax.imitate`). The warm start comes before
+#: the first update, outside `seconds`, and changes no rate; a config's 100,000 would add minutes
+#: (Fowl's Python baseline records about 400 a second), while `jax.imitate_kl`, which needs an
+#: imitated policy, still costs the epochs what it costs.
+BENCH_IMITATE = 512
+
+
 def training_decisions_per_second(
     game: str,
     config_path: str | Path | None = None,
@@ -125,6 +132,8 @@ def training_decisions_per_second(
         config = load_config(path, {**settings, "out": out})
         if config.game != game:
             raise ValueError(f"{path} trains {config.game}, not {game}")
+        if config.jax.imitate > BENCH_IMITATE and "jax.imitate" not in settings:
+            config = load_config(path, {**settings, "jax.imitate": BENCH_IMITATE, "out": out})
         with competing_load(load):
             cpu = time.process_time()
             result = train(config, overwrite=True, verbose=False)

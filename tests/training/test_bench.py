@@ -6,15 +6,18 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 from fowlplay.training.bench import (
+    BENCH_IMITATE,
     competing_load,
     default_config,
     format_rows,
     loaded_shares,
     training_decisions_per_second,
 )
+from fowlplay.training.config import load_config
 from fowlplay.training.threads import passive_threads
 
 #: A run of 128 decisions that takes a second or two.
@@ -31,6 +34,27 @@ def test_a_tiny_run_reports_its_rate_and_settings():
     assert row["config"] == str(default_config("chicken_v1"))
     assert (row["vec_env"], row["n_envs"], row["net_arch"], row["load"]) == ("batched", 2, [16], 0)
     assert "| chicken_v1 |" in format_rows([row])
+
+
+def test_a_benchmark_run_imitates_a_few_hundred_decisions_unless_told(monkeypatch):
+    """Fowl's config imitates 100,000 baseline decisions (minutes) before the first update, which
+    no rate counts: the bench imitates BENCH_IMITATE of them, keeping `jax.imitate_kl` and so its
+    cost in the epochs; a `--set jax.imitate` of the caller's own stands."""
+    from fowlplay.training import train as train_module
+
+    seen = []
+
+    def fake_train(config, overwrite, verbose):
+        seen.append(config.jax)
+        return SimpleNamespace(timesteps=64, seconds=1.0, compile_seconds=0.5, stopped_by_time=False)
+
+    monkeypatch.setattr(train_module, "train", fake_train)
+    assert load_config(default_config("murder_most_fowl_v0")).jax.imitate == 100_000 > BENCH_IMITATE
+    for overrides in ({}, {"jax.imitate": 2_000}, {"jax.imitate": 0, "jax.imitate_kl": 0}):
+        training_decisions_per_second(
+            "murder_most_fowl_v0", decisions=64, overrides={"trainer": "jax", **overrides}
+        )
+    assert [(j.imitate, j.imitate_kl) for j in seen] == [(BENCH_IMITATE, 0.2), (2_000, 0.2), (0, 0.0)]
 
 
 def test_the_competing_load_runs_inside_the_block_and_stops_after():

@@ -411,6 +411,7 @@ def test_a_run_with_a_cell_embedding_resumes_from_its_trained_factors(tmp_path):
     out = tmp_path / "fowl"
     config = str(ROOT / "configs" / "murder_most_fowl_v0.yaml")
     tiny = [*TINY, "--set", "jax.cell_embedding=2", "--set", "jax.baseline=off"]
+    tiny += ["--set", "jax.imitate=0", "--set", "jax.imitate_kl=0"]  # the config imitates 100,000 decisions
     result = fowlplay(
         "fowlplay.training.cli", "--config", config, "--out", str(out), "--total-timesteps", "256", *tiny
     )
