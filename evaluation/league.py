@@ -9,6 +9,8 @@ Four stages, each resumable (run the same command again and finished work is ski
    config's `max_minutes` is a safety net only: a run it stops is marked *cut short* in every
    output. A run that fails (an unknown trainer, a config mistake) is reported as an error of that
    entry; the others go on. `<out>/train/<algorithm>/seed<S>.json` records each run's outcome.
+   `--train-workers N` trains N runs side by side (and then estimates N exploitabilities), each a
+   process of one thread, so a machine of N cores trains on all of them; the results are the same.
 2. **Evaluation.** Every pair of agents (the ladder of `evaluation.ladder` and every trained
    checkpoint) plays its own duplicate evaluation in `<out>/eval/<a>__<b>` (the `fowlplay-eval`
    harness: `games.jsonl` with fingerprints, resumed like `fowlplay-eval`). All pairs share the root
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import importlib.util
 import json
 import math
@@ -42,6 +45,9 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -376,15 +382,30 @@ def train_command(
     return command + budget
 
 
+#: The subprocesses the league is running now (several with --train-workers), and whether it has
+#: begun to stop: a stopping league starts none.
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+_stopping = threading.Event()
+#: The exit status a job reports when the league stopped before it started (128 + SIGINT).
+NOT_STARTED = 130
+
+
 def run_training(command: list[str], log: Path, timeout: float | None) -> int:
     """Run one training command, its output into `log`; its exit status (tests replace this).
 
     Ctrl-C or SIGTERM here is passed on to the run, which saves a checkpoint before it exits; the
-    league waits for that and then stops, so the next league run resumes from it.
+    league waits for that and then stops, so the next league run resumes from it. Runs started side
+    by side (`run_jobs`) are stopped the same way, all of them, from the main thread.
     """
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     with log.open("w") as handle:
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+        with _running_lock:
+            if _stopping.is_set():
+                handle.write(f"{PROG}: not started: the league was stopping\n")
+                return NOT_STARTED
+            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+            _running.add(process)
         try:
             return process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -398,6 +419,39 @@ def run_training(command: list[str], log: Path, timeout: float | None) -> int:
                     process.send_signal(signal_of(stop))  # a terminal's Ctrl-C reached it already
                     process.wait()
             raise
+        finally:
+            with _running_lock:
+                _running.discard(process)
+
+
+def run_jobs(jobs: list[Callable[[], dict]], workers: int) -> list[dict]:
+    """Run `jobs` (each a training or an exploitability estimate, one subprocess at a time), at most
+    `workers` at once; their results in the order of `jobs`.
+
+    On Ctrl-C or SIGTERM every running subprocess gets the signal and is waited for (each saves its
+    checkpoint), no job not yet started starts, and the stop is raised again: a job it stopped
+    records an error, so the next league run takes it up again (a half-trained run with --resume).
+    """
+    if workers <= 1 or len(jobs) <= 1:
+        return [job() for job in jobs]
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=PROG)
+    futures = [pool.submit(job) for job in jobs]
+    try:
+        return [future.result() for future in futures]
+    except KeyboardInterrupt as stop:
+        with further_stops_ignored():
+            for future in futures:
+                future.cancel()
+            with _running_lock:
+                _stopping.set()
+                live = [process for process in _running if process.poll() is None]
+                for process in live:
+                    process.send_signal(signal_of(stop))
+            pool.shutdown(wait=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        _stopping.clear()
 
 
 def _tail(log: Path, lines: int = 3) -> str:
@@ -581,6 +635,7 @@ def run_league(
     seeds: list[int] | None = None,
     matches: int | None = None,
     exploit: tuple[int, ...] | None = None,
+    train_workers: int = 1,
 ) -> dict:
     """Train, evaluate, rate and write the leaderboard; returns the league summary.
 
@@ -588,7 +643,9 @@ def run_league(
     in every output; `algorithms` trains and rates only those algorithms of the config; `decisions`,
     `seeds` and `matches` replace the config's budget, said so in every output (a league directory
     holds one training budget: resuming it with other `decisions` is an error; matches may change,
-    since match m is the same deal whatever the count).
+    since match m is the same deal whatever the count). `train_workers` trainings (and then
+    exploitability estimates) run side by side, each a subprocess of one thread; what they produce
+    does not depend on it.
     """
     out = Path(out)
     written = config
@@ -613,19 +670,19 @@ def run_league(
     check_budget(config, out)
     errors: list[dict] = []
     # --- 1. training
-    trainings = []
-    for algorithm in config.algorithms:
-        for seed in config.seeds:
-            record = train_one(config, algorithm, seed, out, log, config.trust_checkpoint)
-            trainings.append(record)
-            if record["status"] == "error":
-                errors.append(
-                    {
-                        "entry": label_of(algorithm.name, seed),
-                        "stage": "training",
-                        "message": record["message"],
-                    }
-                )
+    runs = [(algorithm, seed) for algorithm in config.algorithms for seed in config.seeds]
+    trainings = run_jobs(
+        [
+            functools.partial(train_one, config, algorithm, seed, out, log, config.trust_checkpoint)
+            for algorithm, seed in runs
+        ],
+        train_workers,
+    )
+    for (algorithm, seed), record in zip(runs, trainings, strict=True):
+        if record["status"] == "error":
+            errors.append(
+                {"entry": label_of(algorithm.name, seed), "stage": "training", "message": record["message"]}
+            )
     # --- 2. evaluation
     ladder = [parse_spec(text) for text in full if rungs is None or text in rungs]
     trained = []
@@ -681,9 +738,12 @@ def run_league(
     # --- 3. exploitability
     exploit = {}
     if config.exploit:
-        for spec in trained:
-            exploit[spec.label] = exploit_one(config, spec, out, log)
-            if exploit[spec.label]["status"] == "error":
+        estimates = run_jobs(
+            [functools.partial(exploit_one, config, spec, out, log) for spec in trained], train_workers
+        )
+        for spec, estimate in zip(trained, estimates, strict=True):
+            exploit[spec.label] = estimate
+            if estimate["status"] == "error":
                 errors.append(
                     {"entry": spec.label, "stage": "exploit", "message": exploit[spec.label]["message"]}
                 )
@@ -1093,6 +1153,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes per evaluation [1]")
     parser.add_argument(
+        "--train-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="training runs (and then exploitability estimates) side by side, each one process of one "
+        "thread; the results do not depend on it [1]",
+    )
+    parser.add_argument(
         "--bootstrap", type=int, default=None, help="rating bootstrap resamples [the config's]"
     )
     parser.add_argument("--progress", action="store_true", help="progress bars during evaluations")
@@ -1156,6 +1224,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    if args.train_workers < 1:
+        parser.error("--train-workers must be >= 1")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} is a file; give a directory (it is created if missing)")
     try:
@@ -1226,6 +1296,7 @@ def _run_league(config: LeagueConfig, args: argparse.Namespace, command: str) ->
         seeds=args.seeds,
         matches=args.matches,
         exploit=None if args.exploit is None else tuple(args.exploit),
+        train_workers=args.train_workers,
     )
 
 

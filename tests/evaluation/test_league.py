@@ -6,6 +6,11 @@ import csv
 import itertools
 import json
 import math
+import os
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +159,78 @@ def test_a_rerun_skips_finished_trainings_and_games_and_rates_the_same(fake_trai
     assert json.dumps(first["entries"], sort_keys=True) == json.dumps(second["entries"], sort_keys=True)
 
 
+def test_train_workers_run_trainings_side_by_side_and_rate_the_same(fake_trainer, monkeypatch, tmp_path):
+    one_by_one = league.run_league(_config(), tmp_path / "one", log=lambda *_: None)
+    trained = league.run_training
+    # The first two trainings must be running at once: each waits for the other (10 s at most).
+    both = threading.Barrier(2, timeout=10)
+    started = []
+    # The stand-in trains in this process, where torch's seed is global: one at a time after the meeting.
+    one_torch = threading.Lock()
+
+    def run(command, log: Path, timeout):
+        started.append(command)
+        if len(started) <= 2:
+            both.wait()
+        with one_torch:
+            return trained(command, log, timeout)
+
+    monkeypatch.setattr(league, "run_training", run)
+    side_by_side = league.run_league(_config(), tmp_path / "two", log=lambda *_: None, train_workers=2)
+    assert len(started) == 4 and not both.broken
+    assert [t["status"] for t in side_by_side["trainings"]] == [t["status"] for t in one_by_one["trainings"]]
+    assert [(t["algorithm"], t["seed"]) for t in side_by_side["trainings"]] == [
+        (a, s) for a in ("ppo", "mystery") for s in (0, 1)
+    ]
+    assert json.dumps(one_by_one["entries"], sort_keys=True) == json.dumps(
+        side_by_side["entries"], sort_keys=True
+    )
+
+
+#: A stand-in training run: ready at once, and on SIGINT or SIGTERM it "saves" (0.2 s), says which
+#: signal it got and exits as fowlplay-train does.
+STOPPABLE_RUN = r"""
+import pathlib, signal, sys, time
+mark = pathlib.Path(sys.argv[1])
+def stop(signum, frame):
+    time.sleep(0.2)
+    mark.with_suffix(".saved").write_text(str(signum))
+    sys.exit(128 + signum)
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+mark.with_suffix(".ready").write_text("")
+time.sleep(60)
+"""
+
+
+def test_a_stop_reaches_every_run_side_by_side_waits_for_them_and_starts_no_other(tmp_path):
+    def job(k: int):
+        run = tmp_path / f"run{k}"
+        return lambda: {
+            "status": league.run_training(
+                [sys.executable, "-c", STOPPABLE_RUN, str(run)], run.with_suffix(".log"), None
+            )
+        }
+
+    def stop_when_two_run():
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("*.ready"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C to the league alone: it must pass it on
+
+    threading.Thread(target=stop_when_two_run, daemon=True).start()
+    begun = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        league.run_jobs([job(k) for k in range(3)], workers=2)
+    assert time.monotonic() - begun < 25  # not the runs' 60 s
+    saved = sorted(tmp_path.glob("*.saved"))
+    assert [p.name for p in saved] == ["run0.saved", "run1.saved"]
+    assert all(p.read_text() == str(int(signal.SIGINT)) for p in saved)
+    assert not (tmp_path / "run2.ready").exists() and not (tmp_path / "run2.log").exists()
+    # The next league starts its jobs again.
+    assert league.run_jobs([lambda: {"k": 0}, lambda: {"k": 1}], workers=2) == [{"k": 0}, {"k": 1}]
+
+
 def test_train_command_names_the_trainer_budget_and_overrides(tmp_path):
     config = _config()
     algorithm = league.Algorithm("wide", "psro", {"ppo.net_arch": [64, 64]})
@@ -256,6 +333,17 @@ def test_the_command_line_passes_the_budget_and_names_it(monkeypatch, tmp_path):
     )
     assert seen["decisions"] == 5000 and seen["seeds"] == [3, 4] and seen["matches"] == 7
     assert seen["command"].endswith("--decisions 5000 --seeds 3 4 --matches 7")
+    assert seen["train_workers"] == 1
+    assert league.main([*argv, "--out", str(tmp_path), "--train-workers", "2"]) == 0
+    assert seen["train_workers"] == 2
+
+
+def test_train_workers_below_one_is_refused(capsys, tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    argv = ["--game", "chicken_v1", "--config", str(root / "configs/league/chicken_v1.yaml")]
+    with pytest.raises(SystemExit) as exit_:
+        league.main([*argv, "--out", str(tmp_path), "--train-workers", "0"])
+    assert exit_.value.code == 2 and "--train-workers must be >= 1" in capsys.readouterr().err
 
 
 def stand_in_exploit(monkeypatch, score_of) -> list[tuple[str, int]]:
