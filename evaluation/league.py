@@ -454,6 +454,18 @@ def run_jobs(jobs: list[Callable[[], dict]], workers: int) -> list[dict]:
         _stopping.clear()
 
 
+def one_line_at_a_time(log):
+    """`log` shared by several threads: each call's line comes out whole (`print` writes a line's
+    text and its end apart, so two threads' lines could run into each other)."""
+    lock = threading.Lock()
+
+    def locked(*args, **kwargs):
+        with lock:
+            return log(*args, **kwargs)
+
+    return locked
+
+
 def _tail(log: Path, lines: int = 3) -> str:
     try:
         text = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
@@ -648,6 +660,8 @@ def run_league(
     does not depend on it.
     """
     out = Path(out)
+    if train_workers > 1:
+        log = one_line_at_a_time(log)
     written = config
     config = override_budget(config, decisions, seeds, matches, exploit)
     full = ladder_specs(config.game)

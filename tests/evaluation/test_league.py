@@ -176,8 +176,19 @@ def test_train_workers_run_trainings_side_by_side_and_rate_the_same(fake_trainer
             return trained(command, log, timeout)
 
     monkeypatch.setattr(league, "run_training", run)
-    side_by_side = league.run_league(_config(), tmp_path / "two", log=lambda *_: None, train_workers=2)
+    # Like print, this log writes a line's text and its end apart; with a pause between them the
+    # other training's line would fall in between unless the league writes one line at a time.
+    written: list[str] = []
+
+    def log(line):
+        written.append(line)
+        time.sleep(0.2)
+        written.append("\n")
+
+    side_by_side = league.run_league(_config(), tmp_path / "two", log=log, train_workers=2)
     assert len(started) == 4 and not both.broken
+    lines = "".join(written).splitlines()
+    assert lines and all(line.count(f"{league.PROG}:") == 1 for line in lines), lines
     assert [t["status"] for t in side_by_side["trainings"]] == [t["status"] for t in one_by_one["trainings"]]
     assert [(t["algorithm"], t["seed"]) for t in side_by_side["trainings"]] == [
         (a, s) for a in ("ppo", "mystery") for s in (0, 1)
