@@ -37,9 +37,11 @@ def split(game: str, overrides: dict, updates: int = 8) -> dict:
         list(s.net_arch),
         s.embedding,
     )
-    opponents = J.Opponents(
-        snapshots=J.empty_snapshots(J.dense_weights(params, s.embedding), s.snapshot_slots),
+    dense = J.dense_weights(params, s.embedding)
+    opponents = J.Opponents(  # with `jax.imitate_kl`, the start stands in for the imitated policy
+        snapshots=J.empty_snapshots(dense, s.snapshot_slots),
         ready=jnp.int32(0),
+        reference=dense if s.imitate_kl else None,
     )
     runner = J.start(games, jax.random.PRNGKey(config.seed + 1), params, optimizer)
     compiling = time.monotonic()

@@ -396,11 +396,13 @@ def test_a_cut_game_pays_the_truncation_reward_alone_when_shaping():
     assert (t.reward[~t.done] != 0).any()  # by 40 decisions routes score: the other slots are shaped
 
 
-def test_the_speed_split_times_the_rollout_within_the_whole_update():
+@pytest.mark.parametrize("kl", [0.0, 0.2])
+def test_the_speed_split_times_the_rollout_within_the_whole_update(kl):
     from fowlplay.training.jax_split import split
 
     small = {"jax.num_envs": 8, "jax.n_steps": 4, "jax.num_minibatches": 1, "ppo.net_arch": [8]}
-    figures = split("chicken_v1", small, updates=2)
+    # The KL term to an imitated policy (Murder Most Fowl's config): the split times it unfitted.
+    figures = split("chicken_v1", {**small, "jax.imitate": 64, "jax.imitate_kl": kl}, updates=2)
     assert figures["update"] > 0 and figures["rollout"] > 0 and figures["epochs"] > 0
     assert figures["ms_update"] > 0 and figures["ms_rollout"] > 0 and figures["compile_seconds"] > 0
     assert figures["game"] == "chicken_v1"
