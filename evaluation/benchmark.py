@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.testing import random_legal
-from fowlplay.evaluation.argtypes import integer
+from fowlplay.envs.runtime.cli import integer
 
 #: The bars of the throughput issue, at each game's default player count through the AEC API:
 #: at least this many times PettingZoo's Leduc, and at least as fast as RLCard's raw Leduc.
@@ -580,8 +580,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no game chosen supports --players {args.players}")
 
     if args.training:
+        from fowlplay.envs.runtime.threads import passive_threads
         from fowlplay.training.bench import default_config
-        from fowlplay.training.threads import passive_threads
 
         try:
             for name in chosen:

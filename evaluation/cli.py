@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 
 from fowlplay import envs
+from fowlplay.envs.runtime.cli import disk_full, integer, run_stoppable
+from fowlplay.envs.runtime.lock import FolderBusyError
+from fowlplay.envs.runtime.stopping import stopped
 from fowlplay.evaluation.agents import ACCEPTED, AgentSpecError, parse_specs
-from fowlplay.evaluation.argtypes import integer
 from fowlplay.evaluation.matches import (
     GAMES_FILE,
     MAX_GAMES_BYTES,
@@ -30,9 +32,7 @@ from fowlplay.evaluation.matches import (
 )
 from fowlplay.evaluation.report import OutputError
 from fowlplay.evaluation.tournament import DEFAULT_BOOTSTRAP, evaluate
-from fowlplay.training.cli import disk_full, run_stoppable, yaml_value
-from fowlplay.training.lock import FolderBusyError
-from fowlplay.training.stopping import stopped
+from fowlplay.training.cli import yaml_value
 
 PROG = "fowlplay-eval"
 
@@ -131,7 +131,7 @@ def _said(stop: KeyboardInterrupt, out: Path | None = None) -> str:
 
 def _saved_games(path: Path) -> int:
     """Lines of a games.jsonl (0 when it is missing or is not a regular file)."""
-    from fowlplay.training.untrusted import UntrustedFileError, open_regular
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, open_regular
 
     try:
         with open_regular(path, MAX_GAMES_BYTES) as handle:

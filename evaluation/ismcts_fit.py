@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from fowlplay import envs
-from fowlplay.evaluation.argtypes import integer
+from fowlplay.envs.runtime.cli import integer
 from fowlplay.evaluation.ismcts import LEAVES, PHASES
 
 #: Players per game when --players is not given: Murray's minimum, two for the others.

@@ -53,12 +53,7 @@ from pathlib import Path
 
 import numpy as np
 from fowlplay import envs
-from fowlplay.evaluation import report
-from fowlplay.evaluation.agents import AgentSpec, AgentSpecError, parse_spec
-from fowlplay.evaluation.ladder import ANCHOR, LADDER_VERSION, elo_ratings, ladder_specs
-from fowlplay.evaluation.matches import EvalConfig, ResumeError, run_games
-from fowlplay.evaluation.stats import pairwise, redeal_failures, redeal_note
-from fowlplay.training.stopping import (
+from fowlplay.envs.runtime.stopping import (
     exit_status,
     further_stops_ignored,
     ignore_further_stops,
@@ -66,6 +61,11 @@ from fowlplay.training.stopping import (
     sigterm_stops,
     stopped,
 )
+from fowlplay.evaluation import report
+from fowlplay.evaluation.agents import AgentSpec, AgentSpecError, parse_spec
+from fowlplay.evaluation.ladder import ANCHOR, LADDER_VERSION, elo_ratings, ladder_specs
+from fowlplay.evaluation.matches import EvalConfig, ResumeError, run_games
+from fowlplay.evaluation.stats import pairwise, redeal_failures, redeal_note
 
 PROG = "fowlplay-league"
 #: Algorithm names become labels and folder names.
@@ -241,7 +241,7 @@ def parse_config(data: dict, game: str | None = None, where: str = "league confi
 def load_config(path: str | Path, game: str | None = None) -> LeagueConfig:
     """Read and validate a league YAML."""
     import yaml
-    from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
 
     try:
         data = yaml.safe_load(read_bytes(path, 2**20).decode("utf-8"))
@@ -296,7 +296,7 @@ BUDGET_FILE = "budget.json"
 
 def _record(path: Path) -> dict:
     """A JSON record of the league's folder, read within bounds; {} when unreadable or not an object."""
-    from fowlplay.training.untrusted import read_json
+    from fowlplay.envs.runtime.untrusted import read_json
 
     try:
         record = read_json(path)
@@ -1092,7 +1092,7 @@ def _curve_row(row: dict) -> bool:
 
 def _csv_rows(path: Path) -> list[dict]:
     """The rows of a CSV file of a run, read within bounds (none when it is unreadable or no file)."""
-    from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
 
     try:
         text = read_bytes(path, 256 * 2**20).decode("utf-8", errors="replace")
@@ -1231,8 +1231,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the league described on the command line."""
-    from fowlplay.training.cli import disk_full, os_error_text
-    from fowlplay.training.lock import FolderBusyError, hold_folder
+    from fowlplay.envs.runtime.cli import disk_full, os_error_text
+    from fowlplay.envs.runtime.lock import FolderBusyError, hold_folder
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -39,11 +39,11 @@ from pathlib import Path
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.rewards import win_rewards
+from fowlplay.envs.runtime.lock import acquire, release
+from fowlplay.envs.runtime.stopping import further_stops_ignored, signal_of
+from fowlplay.envs.runtime.untrusted import UntrustedFileError, parse_json, read_bytes, read_json
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
 from fowlplay.evaluation.report import OutputError, write_json
-from fowlplay.training.lock import acquire, release
-from fowlplay.training.stopping import further_stops_ignored, signal_of
-from fowlplay.training.untrusted import UntrustedFileError, parse_json, read_bytes, read_json
 
 SEATINGS = ("pairs", "combinations", "one-vs-rest")
 #: Spawn-key tags keep the deal seeds, agent seeds and bootstrap seeds independent streams.

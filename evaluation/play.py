@@ -17,7 +17,7 @@ from typing import TextIO
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent
-from fowlplay.evaluation.argtypes import integer
+from fowlplay.envs.runtime.cli import integer
 from fowlplay.evaluation.narration import Narrator
 
 PROG = "fowlplay-play"
@@ -150,8 +150,8 @@ def _tell(humans: list[int], out: TextIO, told: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Play one seeded game with the given agents; Ctrl-C abandons it with one line."""
-    from fowlplay.training.cli import run_stoppable
-    from fowlplay.training.stopping import stopped
+    from fowlplay.envs.runtime.cli import run_stoppable
+    from fowlplay.envs.runtime.stopping import stopped
 
     return run_stoppable(
         PROG,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.envs.runtime.stopping import signal_of
 from fowlplay.evaluation import report
 from fowlplay.evaluation.matches import (
     BOOTSTRAP_KEY,
@@ -22,7 +23,6 @@ from fowlplay.evaluation.matches import (
 )
 from fowlplay.evaluation.ratings import rating_table
 from fowlplay.evaluation.stats import agent_summary, game_summary, latency, pairwise, redeal_note
-from fowlplay.training.stopping import signal_of
 
 #: Bootstrap resamples for the rating intervals.
 DEFAULT_BOOTSTRAP = 1000

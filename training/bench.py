@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fowlplay import envs
-from fowlplay.training.threads import passive_threads
+from fowlplay.envs.runtime.threads import passive_threads
 
 #: The configs folder of a source checkout (the package's folders sit beside it). An installed
 #: package has no such folder: its users pass `config_dir` or run from a checkout's root.
@@ -197,7 +197,7 @@ import json, sys, tempfile
 layout, path, settings = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 if layout == "namespace":
     try:
-        from fowlplay.training.threads import passive_threads
+        from fowlplay.envs.runtime.threads import passive_threads
         passive_threads()  # as that checkout's own entry points do, before torch loads
     except ImportError:
         pass

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from fowlplay.envs.runtime.files import atomic_write
+from fowlplay.envs.runtime.untrusted import inspect_npz, open_regular, read_npz
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import MAX_PARAMETERS, CheckpointWarning, atomic_write
+from fowlplay.training.checkpoint import MAX_PARAMETERS, CheckpointWarning
 from fowlplay.training.policy import playing_state
-from fowlplay.training.untrusted import inspect_npz, open_regular, read_npz
 from stable_baselines3.common.callbacks import BaseCallback
 
 #: Outcome of an episode as the number averaged into a win rate.

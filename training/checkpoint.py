@@ -40,7 +40,6 @@ import dataclasses
 import datetime
 import hashlib
 import json
-import os
 import re
 import warnings
 import zipfile
@@ -49,8 +48,8 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
-from fowlplay.training import manifest
-from fowlplay.training.untrusted import (
+from fowlplay.envs.runtime.files import WriteError, atomic_write  # noqa: F401 (WriteError: part of this API)
+from fowlplay.envs.runtime.untrusted import (
     UntrustedFileError,
     check_count,
     check_members,
@@ -61,6 +60,7 @@ from fowlplay.training.untrusted import (
     read_json,
     read_npz,
 )
+from fowlplay.training import manifest
 
 #: Keys every checkpoint's metadata holds (`policy` too, since the weights file exists).
 METADATA_KEYS = (
@@ -115,18 +115,6 @@ class CheckpointError(ValueError):
 
 class CheckpointWarning(UserWarning):
     """Something about a checkpoint a user should hear about, though the run goes on."""
-
-
-class WriteError(OSError):
-    """A file of a run that could not be written (a full disk, say); the message names it."""
-
-    def __init__(self, target: str | Path, cause: OSError) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.filename = str(target)
-        self.message = f"cannot write {target}: {cause.strerror or cause}"
-
-    def __str__(self) -> str:
-        return self.message
 
 
 # ----- paths ----------------------------------------------------------------------------------
@@ -325,23 +313,6 @@ def make_metadata(aec_env, config: dict[str, Any], seed: int, timesteps: int, ki
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "kind": kind,
     }
-
-
-def atomic_write(target: Path, write) -> None:
-    """Write `target` through `write(handle)` into a temporary file renamed over it: all or nothing.
-
-    A failure (a full disk) removes the temporary file and raises `WriteError` naming `target`.
-    """
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise WriteError(target, exc) from exc
 
 
 def save_checkpoint(

@@ -13,48 +13,15 @@ after Ctrl-C and 143 after SIGTERM (both save a checkpoint first).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
 import sys
 import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from fowlplay.training.stopping import exit_status, ignore_further_stops, sigterm_stops, stopped
+from fowlplay.envs.runtime.cli import disk_full, os_error_text, run_stoppable
+from fowlplay.envs.runtime.stopping import exit_status, ignore_further_stops, stopped
 
 PROG = "fowlplay-train"
-
-
-@contextlib.contextmanager
-def one_line_warnings(prog: str) -> Iterator[None]:
-    """Print warnings as one line, `<prog>: warning: <message>`, on stderr (no file and line)."""
-
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
-
-    previous = warnings.showwarning
-    warnings.showwarning = show
-    try:
-        yield
-    finally:
-        warnings.showwarning = previous
-
-
-def run_stoppable(prog: str, body: Callable[[], int], said: Callable[[KeyboardInterrupt], str]) -> int:
-    """Run a command's `body` with one-line warnings, SIGTERM taking the Ctrl-C path.
-
-    A stop prints `<prog>: <said(stop)>` as one line and returns 130 after Ctrl-C, 143 after
-    SIGTERM; `said` tells what was kept (start it with `stopped(stop)`).
-    """
-    with sigterm_stops():
-        try:
-            with one_line_warnings(prog):
-                return body()
-        except KeyboardInterrupt as stop:
-            ignore_further_stops()  # a second signal changes nothing now
-            print(f"\n{prog}: {said(stop)}", file=sys.stderr)
-            return exit_status(stop)
 
 
 def yaml_value(key: str, text: str) -> Any:
@@ -160,7 +127,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit status."""
-    from fowlplay.training.threads import passive_threads
+    from fowlplay.envs.runtime.threads import passive_threads
 
     passive_threads()  # before anything imports torch
     args = parse_args(argv)
@@ -206,24 +173,10 @@ def _newest_checkpoint(run_dir: Path | None) -> Path | None:
         return None
 
 
-def disk_full(exc: OSError) -> bool:
-    """Whether an OSError means no space is left (a full disk or an exhausted quota)."""
-    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
-
-
-def os_error_text(exc: OSError, fallback: Path | str | None = None) -> str:
-    """'<what went wrong>: <the path>' for an OSError (its own message when it names the file)."""
-    from fowlplay.training.checkpoint import WriteError
-
-    if isinstance(exc, WriteError) or (exc.strerror is None and exc.filename is None and exc.args):
-        return str(exc)  # its own message names what happened
-    return f"{exc.strerror or exc}: {exc.filename or fallback}"
-
-
 def _run(args: argparse.Namespace) -> int:
+    from fowlplay.envs.runtime.lock import FolderBusyError
     from fowlplay.training.checkpoint import CheckpointError, convert
     from fowlplay.training.config import ConfigError, load_config
-    from fowlplay.training.lock import FolderBusyError
     from fowlplay.training.train import RunInterrupted, WorkerDiedError, resume, train
 
     run_dir = None

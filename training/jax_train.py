@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.envs.runtime.files import atomic_write
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import CheckpointError, atomic_write, read_metadata
+from fowlplay.training.checkpoint import CheckpointError, read_metadata
 from fowlplay.training.config import ConfigError, TrainConfig
 
 #: Columns of logs/progress.csv.
@@ -174,12 +175,12 @@ def run(
     """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
     jax = _jax()
     import jax.numpy as jnp
+    from fowlplay.envs.runtime.stopping import signal_of
     from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
     from fowlplay.training.callbacks import save_snapshot
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores
     from fowlplay.training.policy import build_policy, load_policy_state
     from fowlplay.training.rllib.run import export_checkpoint
-    from fowlplay.training.stopping import signal_of
     from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
 
     aec, games = learner_games(config)
@@ -397,7 +398,7 @@ def _imitated_weights(run_dir: Path, dense_params: dict, trust: bool) -> dict:
 def _read_weights(path: Path, dense_params: dict) -> tuple[dict, int]:
     """(the dense weights in `path`, their element count), read only if the file holds exactly the
     network's arrays (names and shapes of `dense_params`), within a bound set by their size."""
-    from fowlplay.training.untrusted import inspect_npz, read_npz
+    from fowlplay.envs.runtime.untrusted import inspect_npz, read_npz
 
     shapes = {name: tuple(value.shape) for name, value in dense_params.items()}
     budget = sum(int(np.prod(shape)) for shape in shapes.values())
@@ -415,8 +416,8 @@ def _resume_state(
     trained (shapes to expect), `dense_params` as its checkpoint holds it (the same without a
     `jax.cell_embedding`; with one, the trained factors come from the state file)."""
     import jax.numpy as jnp
+    from fowlplay.envs.runtime.untrusted import inspect_npz, read_npz
     from fowlplay.training.callbacks import load_snapshots
-    from fowlplay.training.untrusted import inspect_npz, read_npz
 
     metadata = read_metadata(checkpoint)
     facts = metadata.get("jax")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
-from fowlplay.training.checkpoint import atomic_write
+from fowlplay.envs.runtime.files import atomic_write
 
 #: Seed of the first deal of every evaluation: the same deals for every run.
 EVAL_SEED = 1_000_003
@@ -105,7 +105,7 @@ class BestCheckpoint:
         best = None
         path = run_dir / "best.json"
         if path.exists():
-            from fowlplay.training.untrusted import check_number, read_json
+            from fowlplay.envs.runtime.untrusted import check_number, read_json
 
             try:
                 best = read_json(path, limit=4 * 2**20)["evaluation"]
@@ -122,7 +122,7 @@ class BestCheckpoint:
         row.update({"score": f"{score:.4f}", "games": games, "best": int(better)})
         lines = []
         if self.path.exists():
-            from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+            from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
 
             try:
                 old = read_bytes(self.path, 256 * 2**20).decode("utf-8", errors="replace")

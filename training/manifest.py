@@ -20,7 +20,8 @@ import secrets
 import warnings
 from pathlib import Path
 
-from fowlplay.training.untrusted import UntrustedFileError, read_bytes, read_json
+from fowlplay.envs.runtime.files import atomic_write
+from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes, read_json
 
 #: The record's file name inside a run directory.
 MANIFEST = "files.json"
@@ -74,7 +75,7 @@ def _key(create: bool) -> bytes | None:
 
 def sha256_of(path: str | Path) -> str:
     """The SHA-256 of a regular file's contents."""
-    from fowlplay.training.untrusted import open_regular
+    from fowlplay.envs.runtime.untrusted import open_regular
 
     digest = hashlib.sha256()
     with open_regular(path, MAX_HASHED_BYTES) as handle:
@@ -113,7 +114,6 @@ def record(run_dir: str | Path, paths, digests: dict | None = None) -> None:
 
     Only the run holding the folder's lock calls this, so the read-modify-write is its alone.
     """
-    from fowlplay.training.checkpoint import atomic_write
 
     run_dir = Path(run_dir)
     key = _key(create=True)

@@ -22,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from fowlplay import envs
+from fowlplay.envs.runtime.files import atomic_write
+from fowlplay.envs.runtime.lock import hold_folder
+from fowlplay.envs.runtime.stopping import STOP_SIGNALS, Stop, signal_of
+from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
 from fowlplay.training import manifest
 from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
-    atomic_write,
     checkpoint_files,
     load_checkpoint,
     make_metadata,
@@ -38,9 +41,6 @@ from fowlplay.training.checkpoint import (
     weights_sha256,
 )
 from fowlplay.training.config import ConfigError, TrainConfig, from_dict
-from fowlplay.training.lock import hold_folder
-from fowlplay.training.stopping import STOP_SIGNALS, Stop, signal_of
-from fowlplay.training.untrusted import UntrustedFileError, read_bytes
 
 #: What a run directory holds (all that `overwrite` removes).
 RUN_FILES = (

@@ -262,7 +262,7 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
         if not PLOT_NAME.fullmatch(name):
             raise WebError(400, f"file {name[:40]!r} is not a plot of the report (a NAME.png)")
         path = folder.inside(run / name, f"file {name!r}")
-        from fowlplay.training.untrusted import UntrustedFileError, read_bytes
+        from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
 
         try:
             data = read_bytes(path, MAX_PLOT_BYTES)

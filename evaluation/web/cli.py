@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fowlplay.evaluation.argtypes import integer
+from fowlplay.envs.runtime.cli import integer
 
 PROG = "fowlplay-web"
 

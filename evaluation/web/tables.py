@@ -339,8 +339,8 @@ def _count(text, what: str, allowed: range) -> int:
 # ----- replays of recorded games --------------------------------------------------------------------
 def read_rows(path: Path, start: int = 0, count: int = GAMES_PER_PAGE, key: tuple | None = None):
     """Rows of a games.jsonl: `count` from row `start`, or the one row of game `key`; and whether more follow."""
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, open_regular, parse_json
     from fowlplay.evaluation.matches import _row_problem
-    from fowlplay.training.untrusted import UntrustedFileError, open_regular, parse_json
 
     rows, index, more = [], 0, False
     try:
@@ -428,9 +428,9 @@ def parse_key(text: str) -> tuple[int, int, int]:
 
 def run_config(folder: Path, runs: RunsFolder):
     """The `EvalConfig` an evaluation's games were played with, rebuilt from its run.json."""
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_json
     from fowlplay.evaluation.agents import AgentSpec
     from fowlplay.evaluation.matches import RUN_FILE, EvalConfig
-    from fowlplay.training.untrusted import UntrustedFileError, read_json
 
     try:
         identity = read_json(folder / RUN_FILE)["identity"]

@@ -9,6 +9,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from fowlplay.envs.runtime.threads import passive_threads
 from fowlplay.training.bench import (
     BENCH_IMITATE,
     competing_load,
@@ -18,7 +19,6 @@ from fowlplay.training.bench import (
     training_decisions_per_second,
 )
 from fowlplay.training.config import load_config
-from fowlplay.training.threads import passive_threads
 
 #: A run of 128 decisions that takes a second or two.
 #: The settings columns a row of `training_decisions_per_second` carries.

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fowlplay.training import lock
-from fowlplay.training.lock import LOCK_NAME, FolderBusyError, StaleLockWarning, hold_folder
+from fowlplay.envs.runtime import lock
+from fowlplay.envs.runtime.lock import LOCK_NAME, FolderBusyError, StaleLockWarning, hold_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ def holder(tmp_path):
         f"""
         import time
         from pathlib import Path
-        from fowlplay.training.lock import hold_folder
+        from fowlplay.envs.runtime.lock import hold_folder
         with hold_folder({str(folder)!r}, "fowlplay-eval --out elsewhere (the first run)"):
             Path({str(ready)!r}).touch()
             time.sleep(120)

@@ -1,4 +1,4 @@
-"""SIGTERM takes every command's Ctrl-C path (`fowlplay.training.stopping`), and the league passes a
+"""SIGTERM takes every command's Ctrl-C path (`fowlplay.envs.runtime.stopping`), and the league passes a
 stop on to the training run it waits on, which saves before it exits."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from fowlplay.evaluation import league
-from fowlplay.training.stopping import (
+from fowlplay.envs.runtime.stopping import (
     Stop,
     exit_status,
     further_stops_ignored,
     sigterm_stops,
     stopped,
 )
+from fowlplay.evaluation import league
 
 
 def _terminate_self_after(seconds: float) -> threading.Timer:

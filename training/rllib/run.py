@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.envs.runtime.files import atomic_write
 from fowlplay.training import manifest
 from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
-    atomic_write,
     make_metadata,
     read_metadata,
     weights_sha256,
@@ -415,10 +415,10 @@ def run(
     (`training.manifest`) says this user's fowlplay wrote every file of it, unless `trust_checkpoint`.
     """
     import torch
+    from fowlplay.envs.runtime.stopping import signal_of
     from fowlplay.training.callbacks import save_snapshot
     from fowlplay.training.ladder import BestCheckpoint, ladder_scores
     from fowlplay.training.rllib.env import snapshot_module
-    from fowlplay.training.stopping import signal_of
     from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
 
     ray = _ray()

@@ -1,0 +1,73 @@
+"""What the command-line tools share: argument types, one-line warnings, a stoppable body, OS errors."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from fowlplay.envs.runtime.files import WriteError
+from fowlplay.envs.runtime.stopping import exit_status, ignore_further_stops, sigterm_stops
+
+
+def integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer from `low` (to `high`, when given), or a message naming the range."""
+
+    def parse(text: str) -> int:
+        bound = f">= {low}" if high is None else f"in {low}..{high}"
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {value}")
+        return value
+
+    return parse
+
+
+@contextlib.contextmanager
+def one_line_warnings(prog: str) -> Iterator[None]:
+    """Print warnings as one line, `<prog>: warning: <message>`, on stderr (no file and line)."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr, flush=True)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+def run_stoppable(prog: str, body: Callable[[], int], said: Callable[[KeyboardInterrupt], str]) -> int:
+    """Run a command's `body` with one-line warnings, SIGTERM taking the Ctrl-C path.
+
+    A stop prints `<prog>: <said(stop)>` as one line and returns 130 after Ctrl-C, 143 after
+    SIGTERM; `said` tells what was kept (start it with `stopped(stop)`).
+    """
+    with sigterm_stops():
+        try:
+            with one_line_warnings(prog):
+                return body()
+        except KeyboardInterrupt as stop:
+            ignore_further_stops()  # a second signal changes nothing now
+            print(f"\n{prog}: {said(stop)}", file=sys.stderr)
+            return exit_status(stop)
+
+
+def disk_full(exc: OSError) -> bool:
+    """Whether an OSError means no space is left (a full disk or an exhausted quota)."""
+    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def os_error_text(exc: OSError, fallback: Path | str | None = None) -> str:
+    """'<what went wrong>: <the path>' for an OSError (its own message when it names the file)."""
+    if isinstance(exc, WriteError) or (exc.strerror is None and exc.filename is None and exc.args):
+        return str(exc)  # its own message names what happened
+    return f"{exc.strerror or exc}: {exc.filename or fallback}"
