@@ -6,7 +6,7 @@ A spec is `[LABEL=]KIND` where KIND is one of
     baseline           the game's rule-based `BaselineAgent`
     baseline-v0        Chicken's baseline as it was before issue 32, frozen (`BaselineAgentV0`: it
                        loses to always passing), kept to test that exploit search finds that
-    probe:NAME         a trivial probe policy (`evaluation.probes`: first, last, random, one per
+    probe:NAME         a trivial probe policy (`evaluation.probe_agents`: first, last, random, one per
                        action block such as probe:pass, and the game's own; `probe_names(game)`)
     ckpt:PATH          a trained checkpoint, sampling from its policy (the default)
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
@@ -192,7 +192,7 @@ def check_spec(spec: AgentSpec, env) -> None:
                 f"{name} has no frozen baseline-v0 (only Chicken keeps one); use baseline; accepted: {ACCEPTED}"
             )
     if spec.kind == "probe":
-        from fowlplay.evaluation.probes import probe_names
+        from fowlplay.evaluation.probe_agents import probe_names
 
         name = env.metadata["name"]
         if spec.path not in probe_names(name):
@@ -263,7 +263,7 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
     if spec.kind == "baseline-v0":
         return envs.env_module(env.metadata["name"]).BaselineAgentV0(env.unwrapped.options, seed=seed)
     if spec.kind == "probe":
-        from fowlplay.evaluation.probes import make_probe
+        from fowlplay.evaluation.probe_agents import make_probe
 
         return make_probe(env.metadata["name"], spec.path, env.unwrapped.options, seed)
     if spec.kind == "ismcts":

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fowlplay import envs
 from fowlplay.evaluation import how_games_go
-from fowlplay.evaluation.probes import probe_names
+from fowlplay.evaluation.probe_agents import probe_names
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "games"
 

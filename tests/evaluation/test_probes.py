@@ -7,16 +7,8 @@ import pytest
 from fowlplay import envs
 from fowlplay.evaluation.agents import AgentSpecError, make_agent, parse_spec
 from fowlplay.evaluation.matches import play_game
-from fowlplay.evaluation.probes import (
-    ProbeError,
-    ProbeRow,
-    main,
-    make_probe,
-    markdown,
-    markdown_by_game,
-    probe_names,
-    probe_row,
-)
+from fowlplay.evaluation.probe_agents import ProbeError, make_probe, probe_names
+from fowlplay.evaluation.probes import ProbeRow, main, markdown, markdown_by_game, probe_row
 
 
 def test_every_game_lists_the_common_probes_then_one_per_action_block():
