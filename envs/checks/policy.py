@@ -1,11 +1,14 @@
 """`check_policy`: how often a policy picks, or puts probability on, actions its mask rules out.
 
 The policy plays every seat of masked games for a budget of decisions. It is whatever makes a
-learner's masking code testable: an agent spec of `fowlplay-eval` (`random`, `baseline`,
-`ckpt:RUN_DIR`, ...) or a `module:callable` that maps (observation, action_mask) to an action or
-to a probability vector. Where the env offers `illegal_action="lose"` it is built with it, so a
-masked-out choice ends that game (as in training with PettingZoo classic's rule) instead of
-stopping the run; elsewhere the game is abandoned after the violation.
+learner's masking code testable: an object with `act(observation, action_mask)` (a fowlplay
+`Agent`), a class of such objects (one per seat), a callable that maps (observation, action_mask)
+to an action or to a probability vector, or a `PolicyLoader` that builds one of these per seat
+once the env exists. Agent specs (`random`, `ckpt:RUN_DIR`, ...) are read above this toolkit, by
+the evaluation tools' `fowlplay-check --policy` command. Where the env offers
+`illegal_action="lose"` it is built with it, so a masked-out choice ends that game (as in training
+with PettingZoo classic's rule) instead of stopping the run; elsewhere the game is abandoned after
+the violation.
 """
 
 from __future__ import annotations
@@ -16,25 +19,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from fowlplay.envs.checks.aec import (
-    _TARGET_FORMAT,
-    TargetError,
-    _decisions,
-    _importable_name,
-    _quiet,
-    resolve_target,
-)
+from fowlplay.envs.checks.play import live_decisions, quiet
+from fowlplay.envs.checks.target import importable_name, resolve_target
 
 #: Probability on masked-out actions at or below this counts as none (float rounding of a softmax).
 PROBABILITY_TOLERANCE = 1e-6
 
 
-#: Agent kinds of `fowlplay.evaluation.agents` whose specs hold a colon.
-_AGENT_PREFIXES = ("ckpt", "ckpt-det", "ismcts")
+class PolicyError(ValueError):
+    """A policy that cannot be played: it did not load, or it answered neither an action nor probabilities."""
 
 
-class PolicySpecError(ValueError):
-    """A policy spec that names no agent kind and no importable `module:callable`."""
+@dataclass(frozen=True)
+class PolicyLoader:
+    """A policy made once the env is built: `load(env, seed)` gives one policy per seat of `env`
+    (each an object with `act` or a callable of (observation, action_mask)); seat i's is seeded
+    `seed + i` where the loader seeds what it makes."""
+
+    load: Callable[[Any, int], list[Any]]
 
 
 @dataclass
@@ -125,7 +127,7 @@ def _from_callable(fn: Callable[..., Any], num_actions: int, seed: int) -> _Seat
             return int(out), None
         probs = np.asarray(out, dtype=np.float64).reshape(-1)
         if probs.shape != (num_actions,) or (probs < 0).any() or not probs.sum() > 0:
-            raise PolicySpecError(
+            raise PolicyError(
                 f"the policy returned {np.asarray(out).shape}-shaped output; expected an action id or "
                 f"{num_actions} non-negative probabilities"
             )
@@ -138,56 +140,37 @@ def _from_callable(fn: Callable[..., Any], num_actions: int, seed: int) -> _Seat
     return _Seat(decide, reset)
 
 
-def _looks_like_module_callable(spec: str) -> bool:
-    """True for `module:callable`; agent kinds with a colon (`ckpt:PATH`, `ismcts:N`) are not."""
-    return bool(_TARGET_FORMAT.match(spec)) and spec.partition(":")[0] not in _AGENT_PREFIXES
+def policy_per_seat(policy: Any, env) -> list[Any]:
+    """One policy per agent of `env`: a class is made once per seat, anything else plays every seat."""
+    if isinstance(policy, type):  # a policy class: one instance per seat
+        return [policy() for _ in env.possible_agents]
+    return [policy for _ in env.possible_agents]
 
 
-def _seats(spec: str, env, seed: int) -> list[_Seat]:
-    """One `_Seat` per agent of `env` for a policy spec."""
-    agents = env.possible_agents
-    num_actions = int(env.action_space(agents[0]).n)
-    if _looks_like_module_callable(spec):
-        try:
-            obj, _ = resolve_target(spec)
-        except TargetError as err:
-            raise PolicySpecError(
-                str(err).replace("it must build an AEC env", "it must be a policy")
-            ) from err
-        if isinstance(obj, type):  # a policy class: one instance per seat
-            made = [obj() for _ in agents]
-            return [
-                _from_agent(m) if hasattr(m, "act") else _from_callable(m, num_actions, seed + i)
-                for i, m in enumerate(made)
-            ]
-        if hasattr(obj, "act"):
-            return [_from_agent(obj) for _ in agents]
-        return [_from_callable(obj, num_actions, seed + i) for i in range(len(agents))]
-    try:
-        from fowlplay.evaluation.agents import make_agent
-    except ImportError as err:
-        raise PolicySpecError(
-            f"policy spec {spec!r} needs fowlplay.evaluation ({err}); install it with: pip install 'fowlplay[eval]'"
-        ) from err
-    try:
-        return [_from_agent(make_agent(spec, env, seed=seed + i)) for i in range(len(agents))]
-    except (ValueError, ImportError) as err:  # AgentSpecError is a ValueError
-        raise PolicySpecError(
-            f"{err}; or MODULE:CALLABLE, a function of (observation, action_mask) returning an action or probabilities"
-        ) from err
+def _seats(policy: Any, env, seed: int) -> list[_Seat]:
+    """One `_Seat` per agent of `env`: seat i's callable draws from a generator seeded `seed + i`."""
+    num_actions = int(env.action_space(env.possible_agents[0]).n)
+    made = policy.load(env, seed) if isinstance(policy, PolicyLoader) else policy_per_seat(policy, env)
+    return [
+        _from_agent(m) if hasattr(m, "act") else _from_callable(m, num_actions, seed + i)
+        for i, m in enumerate(made)
+    ]
 
 
 def check_policy(
     env_fn: Callable[..., Any] | str,
-    policy: str,
+    policy: Any,
     *,
+    name: str | None = None,
     players: int | None = None,
     decisions: int = 2000,
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
 ) -> PolicyReport:
-    """Play `policy` in every seat for `decisions` decisions; count masked-out picks and probability."""
-    fn, spec = resolve_target(env_fn) if isinstance(env_fn, str) else (env_fn, _importable_name(env_fn))
+    """Play `policy` in every seat for `decisions` decisions; count masked-out picks and probability.
+
+    `name` is how the report names the policy (default: its importable name, else its repr)."""
+    fn, spec = resolve_target(env_fn) if isinstance(env_fn, str) else (env_fn, importable_name(env_fn))
     kwargs = dict(env_kwargs or {})
     if players is not None:
         kwargs["num_players"] = players
@@ -198,16 +181,16 @@ def check_policy(
         env = fn(**kwargs)
         forfeits = False
     seats = dict(zip(env.possible_agents, _seats(policy, env, seed)))
-    report = PolicyReport(spec or repr(fn), policy)
+    report = PolicyReport(spec or repr(fn), name or importable_name(policy) or repr(policy))
     masses: list[float] = []
-    with _quiet():
+    with quiet():
         game = 0
         while report.decisions < decisions:
             env.reset(seed=seed + game)
             for i, agent in enumerate(env.possible_agents):
                 seats[agent].reset(seed + 1000 * game + i)
             report.games += 1
-            for step, agent, obs in _decisions(env, decisions - report.decisions):
+            for step, agent, obs in live_decisions(env, decisions - report.decisions):
                 observation, mask = obs["observation"], np.asarray(obs["action_mask"])
                 action, probs = seats[agent].decide(observation, mask)
                 report.decisions += 1

@@ -138,3 +138,9 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
+
+
+def one_line(err: BaseException) -> str:
+    """The first line of an error's text (its repr when it has none), as a report shows it."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else repr(err)

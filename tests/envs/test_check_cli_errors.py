@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fowlplay.envs.checks.cli import USAGE_ERROR, main
+from fowlplay.evaluation.check_cli import USAGE_ERROR, main
 
 
 @pytest.mark.parametrize(

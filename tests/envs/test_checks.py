@@ -26,9 +26,9 @@ from fowlplay.envs.checks import (
     CheckReport,
     TargetError,
     check_aec_env,
-    check_policy,
     resolve_target,
 )
+from fowlplay.evaluation.check_cli import check_policy
 
 from tests.envs import broken_envs
 
@@ -246,7 +246,7 @@ def test_policy_on_an_env_without_the_lose_option_abandons_a_violating_game():
 def test_a_checkpoint_policy_respects_its_mask(tmp_path):
     pytest.importorskip("sb3_contrib")
     from fowlplay.training.checkpoint import make_metadata, save_checkpoint
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -265,7 +265,7 @@ def test_a_checkpoint_policy_respects_its_mask(tmp_path):
 def _cli(*args: str) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(ROOT / ".dev"), str(ROOT), *(p for p in sys.path if p)])
     return subprocess.run(
-        [sys.executable, "-m", "fowlplay.envs.checks", *args],
+        [sys.executable, "-m", "fowlplay.evaluation.check_cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -326,7 +326,7 @@ def test_the_toy_game_is_fair_to_its_own_tests():
 
 def test_the_toolkit_imports_only_the_core_dependencies():
     code = (
-        "import sys, fowlplay.envs.checks, fowlplay.envs.checks.cli; "
+        "import sys, fowlplay.envs.checks; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') "
         "or m.startswith(('fowlplay.training', 'fowlplay.evaluation'))]; "
         "print(heavy); sys.exit(bool(heavy))"

@@ -1,5 +1,8 @@
 """`fowlplay-check`: check an AEC environment's action-mask contract, or a policy's use of masks.
 
+The checks are `fowlplay.envs.checks`, which plays policies and callables; this module reads the
+command line and the policy specs (`fowlplay-eval`'s agent specs, or MODULE:CALLABLE) above it.
+
     fowlplay-check chicken_v1
     fowlplay-check mypackage.myenv:env --players 3 --games 20 --json report.json
     fowlplay-check chicken_v1 --policy mypackage.agents:my_policy
@@ -16,17 +19,83 @@ import os
 import sys
 from pathlib import Path
 
-from fowlplay.envs.checks.aec import (
-    CHECK_NAMES,
-    CONVENTION_CHECKS,
-    Settings,
-    TargetError,
-    check_aec_env,
-    resolve_target,
-)
-from fowlplay.envs.checks.policy import PolicySpecError, check_policy
+from fowlplay.envs import checks
+from fowlplay.envs.checks import CHECK_NAMES, CONVENTION_CHECKS, TargetError, check_aec_env, resolve_target
+from fowlplay.envs.checks.policy import PolicyError, PolicyLoader, policy_per_seat
+from fowlplay.envs.checks.target import TARGET_FORMAT, Settings
 
 USAGE_ERROR = 2
+
+
+#: Agent kinds of `fowlplay.evaluation.agents` whose specs hold a colon (its `CHECKPOINT_PREFIXES` and
+#: `ismcts:`), so that they are not read as MODULE:CALLABLE.
+_AGENT_PREFIXES = ("ckpt", "ckpt-det", "ismcts")
+
+
+class PolicySpecError(PolicyError):
+    """A policy spec that names no agent kind and no importable `module:callable`."""
+
+
+def _looks_like_module_callable(spec: str) -> bool:
+    """True for `module:callable`; agent kinds with a colon (`ckpt:PATH`, `ismcts:N`) are not."""
+    return bool(TARGET_FORMAT.match(spec)) and spec.partition(":")[0] not in _AGENT_PREFIXES
+
+
+def policy_from_spec(spec: str) -> PolicyLoader:
+    """The policy a `--policy` spec names: an agent spec of `fowlplay-eval` or MODULE:CALLABLE, loaded
+    once the env exists (a spec naming nothing raises PolicySpecError then)."""
+    if _looks_like_module_callable(spec):
+        return PolicyLoader(lambda env, seed: _load_module_callable(spec, env))
+    return PolicyLoader(lambda env, seed: _load_agents(spec, env, seed))
+
+
+def _load_module_callable(spec: str, env) -> list:
+    """One policy per seat from the object `module:callable` names."""
+    try:
+        obj, _ = resolve_target(spec)
+    except TargetError as err:
+        raise PolicySpecError(str(err).replace("it must build an AEC env", "it must be a policy")) from err
+    return policy_per_seat(obj, env)
+
+
+def _load_agents(spec: str, env, seed: int) -> list:
+    """One `fowlplay-eval` agent per seat, seat i's seeded `seed + i`."""
+    try:
+        from fowlplay.evaluation.agents import make_agent
+    except ImportError as err:
+        raise PolicySpecError(
+            f"policy spec {spec!r} needs fowlplay.evaluation ({err}); install it with: pip install 'fowlplay[eval]'"
+        ) from err
+    try:
+        return [make_agent(spec, env, seed=seed + i) for i in range(len(env.possible_agents))]
+    except (ValueError, ImportError) as err:  # AgentSpecError is a ValueError
+        raise PolicySpecError(
+            f"{err}; or MODULE:CALLABLE, a function of (observation, action_mask) returning an action or probabilities"
+        ) from err
+
+
+def check_policy(
+    env_fn,
+    spec: str,
+    *,
+    players: int | None = None,
+    decisions: int = 2000,
+    seed: int = 0,
+    env_kwargs: dict | None = None,
+) -> checks.PolicyReport:
+    """`fowlplay.envs.checks.check_policy` for a policy spec (what `--policy` takes); the report names it."""
+    return checks.check_policy(
+        env_fn,
+        policy_from_spec(spec),
+        name=spec,
+        players=players,
+        decisions=decisions,
+        seed=seed,
+        env_kwargs=env_kwargs,
+    )
+
+
+# ----- the command line ---------------------------------------------------------------------------
 
 
 class _Parser(argparse.ArgumentParser):
@@ -130,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 exact_decisions=args.exact_decisions,
                 skip=args.skip,
             )
-    except (TargetError, PolicySpecError) as err:
+    except (TargetError, PolicyError) as err:
         print(f"fowlplay-check: error: {_first_line(err)}", file=sys.stderr)
         return USAGE_ERROR
     print(report.table())
