@@ -272,7 +272,7 @@ def build_agent(spec: AgentSpec, env, seed: int | None = None, models: ModelCach
         # The search plans on `env` itself (clone and re-deal), so it must be the env it plays in.
         return make_ismcts_agent(spec.text.rpartition("=")[2], env, seed)
     try:
-        from fowlplay.training.policy import PolicyAgent
+        from fowlplay.training.agent import PolicyAgent
     except ImportError as err:
         raise AgentSpecError(
             f"checkpoint agents need training.policy ({err}); install them with: pip install 'fowlplay[eval]'"

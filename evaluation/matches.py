@@ -341,7 +341,7 @@ def _game_modules(config: EvalConfig) -> list[str]:
     """Modules worth preloading: the game's and, for checkpoints, the training code."""
     modules = [envs.env_module(config.game).__name__]
     if any(a.kind == "checkpoint" for a in config.agents):
-        modules += ["fowlplay.training.policy"]
+        modules += ["fowlplay.training.agent"]
     return modules
 
 

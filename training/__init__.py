@@ -7,18 +7,21 @@ MaskablePPO, or a masked DQN: the config's `trainer:`).
     fowlplay-train --config configs/chicken_v1.yaml --set trainer=psro --out runs/chicken_psro
     fowlplay-train --list-keys                                  # every config key, default and meaning
 
-- `SelfPlayEnv` (selfplay.py): one seat of a game as a gymnasium env; opponents play inside it.
-- `SelfPlayVecEnv` (vec_env.py): many SelfPlayEnvs in one process, opponents' network moves batched.
-- `OpponentPool` (opponents.py): random, the game's baseline, the latest learner, earlier snapshots.
+- `train` / `resume` (train.py): the command: the run directory, its config, the trainer it names.
+- loop.py: the scaffolding every trainer runs on: `RunResult`, stop signals, progress, logs, the
+  cadence of snapshots, evaluations and checkpoints; ladder.py: periodic evaluation against random
+  and the baseline, which keeps the best checkpoint and writes `evaluation.csv`.
+- The trainers, each in a room of its own: sb3/ (`ppo`, `psro`, `dqn`: `SelfPlayEnv`, one seat of a
+  game as a gymnasium env; `SelfPlayVecEnv`, many in one process; `OpponentPool`; the callback; the
+  masked DQN; the PSRO meta-game), jitted/ (`jax`: masked PPO jitted on the batched twins) and
+  rllib/ (`rllib`: Ray RLlib's PPO).
 - `TrainConfig` (config.py): the YAML schema; unknown keys are errors that list the valid ones.
-- `train` / `resume` (train.py): the run itself; callbacks.py keeps the pool and run directory current.
-- checkpoint.py: `save_checkpoint`, `load_policy` (weights only, nothing unpickled),
-  `load_checkpoint` (the SB3 zip, unpickled: your own runs only), `read_metadata`,
-  `check_compatible`, `convert`, `CheckpointError`, and the run directory layout.
-- `PolicyAgent` (policy.py): a checkpoint as an `fowlplay.envs.core.agents.Agent`.
-- dqn.py: the masked DQN (`trainer: dqn`); psro.py: the meta-game and its Nash meta-solver
-  (`trainer: psro`); ladder.py: periodic evaluation against random and the baseline, which keeps
-  the best checkpoint and writes `evaluation.csv`.
+- checkpoint.py: `save_checkpoint`, `export_checkpoint`, `load_policy` (weights only, nothing
+  unpickled), `load_checkpoint` (the SB3 zip, unpickled: your own runs only), `read_metadata`,
+  `check_compatible`, `convert`, `CheckpointError`, and the run directory layout; snapshots.py: the
+  opponent pool's snapshot files.
+- policy.py: the policy network and its masked distribution; `PolicyAgent` (agent.py): a
+  checkpoint as an `fowlplay.envs.core.agents.Agent`.
 
 Heavy modules (torch, stable-baselines3) load only when a name that needs them is used.
 """
@@ -36,13 +39,13 @@ if __name__ != "fowlplay.training":  # imported as a bare top-level name from a 
 
 #: Public name -> module that defines it (imported on first use).
 _EXPORTS = {
-    "SelfPlayEnv": "fowlplay.training.selfplay",
-    "SelfPlayVecEnv": "fowlplay.training.vec_env",
-    "OpponentPool": "fowlplay.training.opponents",
+    "SelfPlayEnv": "fowlplay.training.sb3.selfplay",
+    "SelfPlayVecEnv": "fowlplay.training.sb3.vec_env",
+    "OpponentPool": "fowlplay.training.sb3.opponents",
     "TrainConfig": "fowlplay.training.config",
     "ConfigError": "fowlplay.training.config",
     "load_config": "fowlplay.training.config",
-    "PolicyAgent": "fowlplay.training.policy",
+    "PolicyAgent": "fowlplay.training.agent",
     "CheckpointError": "fowlplay.training.checkpoint",
     "save_checkpoint": "fowlplay.training.checkpoint",
     "load_checkpoint": "fowlplay.training.checkpoint",

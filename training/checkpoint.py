@@ -8,9 +8,9 @@ so a `.json` means the checkpoint is complete:
   (layer sizes, activation, spaces) and the arrays are copied in; nothing is unpickled.
 - `<stem>.zip`: the whole SB3 model (optimizer state and counters too), which `--resume` needs. Its
   `data` entry is cloudpickle: loading it with SB3 (`load_checkpoint`) runs any code the file holds.
-  `--resume` never does: `restore_training_state` reads only the zip's tensors (with torch's
-  `weights_only` loader) and the plain numbers of `data`, into a learner built from the config, and
-  only from files the run's record (`training.manifest`) says it wrote itself.
+  `--resume` never does: `training.sb3.trainer.restore_training_state` reads only the zip's tensors
+  (with torch's `weights_only` loader) and the plain numbers of `data`, into a learner built from
+  the config, and only from files the run's record (`training.manifest`) says it wrote itself.
 - `<stem>.json`: the game, its options, the spaces, the network (`policy`: `net_arch`,
   `activation`, `head`, `weights_sha256`), the package version, seed, timesteps and the whole
   config; it lets evaluation rebuild the game and refuse a checkpoint that does not fit it. `head`
@@ -29,7 +29,7 @@ Run directory layout::
     <out>/snapshots/step_<N>.npz               policy weights of earlier learners (the opponent pool)
     <out>/files.json                           the SHA-256 of every file above a resume loads, signed
 
-Every file is read within bounds checked before anything is allocated (`training.untrusted`): the
+Every file is read within bounds checked before anything is allocated (`envs.runtime.untrusted`): the
 metadata's fields and ranges, the weights' names and shapes (from the `.npz` headers, against the
 network the metadata describes, at most `MAX_PARAMETERS`) and every zip member's size.
 """
@@ -42,7 +42,6 @@ import hashlib
 import json
 import re
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +51,8 @@ from fowlplay.envs.runtime.files import WriteError, atomic_write  # noqa: F401 (
 from fowlplay.envs.runtime.untrusted import (
     UntrustedFileError,
     check_count,
-    check_members,
     inspect_npz,
     open_regular,
-    open_zip,
-    parse_json,
     read_json,
     read_npz,
 )
@@ -344,6 +340,43 @@ def save_checkpoint(
 
 
 # ----- reading --------------------------------------------------------------------------------
+def export_checkpoint(
+    aec,
+    config,
+    stem: Path,
+    weights: dict[str, np.ndarray],
+    timesteps: int,
+    kind: str,
+    facts: dict,
+    extra: dict | None = None,
+    run_dir: Path | None = None,
+    trainer: str = "rllib",
+) -> Path:
+    """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
+    `policy.build_policy` rebuilds, the trainer's own `facts` under the trainer's name and `extra`
+    on top), the .json last (with `run_dir`, both recorded in its record first); the .npz path.
+    The trainers that keep no SB3 zip (`jax`, `rllib`) write their checkpoints with it."""
+    metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
+    metadata["policy"] = {
+        "net_arch": list(config.ppo.net_arch),
+        "activation": config.ppo.activation,
+        "head": "actor_critic",
+        "weights_sha256": weights_sha256(weights),
+    }
+    metadata["trainer"] = trainer
+    metadata[trainer] = dict(facts)
+    metadata.update(extra or {})
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
+    npz = stem.with_name(stem.name + ".npz")
+    atomic_write(npz, lambda handle: np.savez(handle, **weights))
+    json_path = stem.with_name(stem.name + ".json")
+    if run_dir is not None:
+        manifest.record(run_dir, [npz], {json_path: hashlib.sha256(text).hexdigest()})
+    atomic_write(json_path, lambda handle: handle.write(text))
+    return npz
+
+
 def _read_json(json_path: Path) -> dict[str, Any]:
     """A checkpoint's metadata, read within bounds and checked field by field."""
     try:
@@ -432,7 +465,7 @@ def load_checkpoint(
     config = metadata.get("config")
     trainer = config.get("trainer", "ppo") if isinstance(config, dict) else "ppo"
     if trainer == "dqn":
-        from fowlplay.training.dqn import MaskedDQN
+        from fowlplay.training.sb3.dqn import MaskedDQN
 
         algorithm = MaskedDQN
     else:
@@ -545,97 +578,17 @@ def _policy_from_weights(weights_path: Path, metadata: dict[str, Any]):
 
 
 # ----- resuming ---------------------------------------------------------------------------------
-#: The counters of SB3's `data` a resume restores (plain JSON numbers; nothing there is unpickled).
-_COUNTERS = ("num_timesteps", "_n_updates", "_episode_num", "_n_calls")
-
-
-def restore_training_state(model, stem: str | Path, device: str = "cpu") -> dict[str, Any]:
-    """Load a checkpoint's training state into `model`, a fresh learner built from the run's config,
-    without unpickling anything; returns the checkpoint's metadata.
-
-    From the SB3 zip it reads the tensors (`policy`, `policy.optimizer`, with torch's `weights_only`
-    loader) and the plain counters of `data` (`num_timesteps`, ...); its pickled entries are never
-    read. The zip's members are bounded by the network the metadata describes before any is read,
-    and the weights it holds must be the ones the metadata's hash names (those of the `.npz`).
-    What is pickled in `data` and so not restored is only logging: the last episodes' returns.
-    """
-    import io
-
-    import torch
-    from fowlplay.training.policy import playing_state
-
+def training_zip(stem: str | Path) -> tuple[dict[str, Any], dict[str, Any], Path, int]:
+    """(metadata, network, zip path, byte bound) of a checkpoint's SB3 zip, which a resume reads
+    (`training.sb3.trainer.restore_training_state`): its members are bounded by the network the
+    metadata describes before any is read."""
     stem = _stem(stem)
     metadata = read_metadata(stem, prefer_best=False)
-    json_path, zip_path = _with(stem, ".json"), _with(stem, ".zip")
+    json_path = _with(stem, ".json")
     network = _network(metadata, json_path)
     shapes = _bounded_shapes(network, metadata, json_path)
     # float32 weights, a DQN's target copy, and Adam's two moments of each.
-    limit = 4 * 3 * 2 * parameter_count(shapes) + _ZIP_SLACK
-    try:
-        with open_zip(zip_path, limit) as archive:
-            check_members(zip_path, archive, limit, limit, allowed=ZIP_MEMBERS)
-            names = set(archive.namelist())
-            data = parse_json(archive.read("data"), f"{zip_path} entry 'data'") if "data" in names else {}
-            tensors = {
-                name[: -len(".pth")]: torch.load(
-                    io.BytesIO(archive.read(name)), map_location=device, weights_only=True
-                )
-                for name in sorted(names)
-                if name.endswith(".pth") and name != "pytorch_variables.pth"
-            }
-    except FileNotFoundError:
-        raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)") from None
-    except (UntrustedFileError, OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint {zip_path} is corrupt: {exc}") from None
-    except Exception as exc:  # torch's weights-only unpickler refuses anything but tensors, in many ways
-        raise CheckpointError(
-            f"checkpoint {zip_path} is corrupt: {type(exc).__name__}: {_first_line(exc)}"
-        ) from None
-    if not isinstance(data, dict):
-        raise CheckpointError(f"checkpoint {zip_path} is corrupt: its 'data' entry is not a JSON object")
-    try:
-        model.set_parameters(tensors, exact_match=True, device=device)
-        _check_optimizer(model)
-    except Exception as exc:  # missing or misshapen tensors: torch and SB3 raise several kinds
-        raise CheckpointError(
-            f"checkpoint {zip_path} does not fit the learner of this run's config: {type(exc).__name__}: "
-            f"{_first_line(exc)}"
-        ) from None
-    if weights_sha256(playing_state(model)) != network["weights_sha256"]:
-        raise CheckpointError(
-            f"checkpoint {zip_path} holds other weights than {json_path.name} names (their sha256 "
-            "differs): one of the two was replaced or damaged"
-        )
-    for name in _COUNTERS:
-        value = data.get(name)
-        if hasattr(model, name) and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            setattr(model, name, value)
-    rate = data.get("exploration_rate")  # a DQN's epsilon, until its schedule next sets it
-    if hasattr(model, "exploration_rate") and isinstance(rate, float) and 0.0 <= rate <= 1.0:
-        model.exploration_rate = rate
-    if model.num_timesteps != metadata["timesteps"]:
-        raise CheckpointError(
-            f"checkpoint {zip_path} was saved at {model.num_timesteps} timesteps, but {json_path.name} "
-            f"says {metadata['timesteps']}: one of the two was replaced or damaged"
-        )
-    return metadata
-
-
-def _check_optimizer(model) -> None:
-    """Every optimizer moment has the shape of its parameter (torch checks only their number)."""
-    optimizer = model.policy.optimizer
-    for group in optimizer.param_groups:
-        for parameter in group["params"]:
-            for name, value in optimizer.state.get(parameter, {}).items():
-                if hasattr(value, "shape") and value.dim() > 0 and value.shape != parameter.shape:
-                    raise ValueError(
-                        f"optimizer state {name} has shape {tuple(value.shape)}, its parameter {tuple(parameter.shape)}"
-                    )
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else ""
+    return metadata, network, _with(stem, ".zip"), 4 * 3 * 2 * parameter_count(shapes) + _ZIP_SLACK
 
 
 def checkpoint_files(stem: str | Path) -> list[Path]:

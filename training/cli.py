@@ -177,7 +177,9 @@ def _run(args: argparse.Namespace) -> int:
     from fowlplay.envs.runtime.lock import FolderBusyError
     from fowlplay.training.checkpoint import CheckpointError, convert
     from fowlplay.training.config import ConfigError, load_config
-    from fowlplay.training.train import RunInterrupted, WorkerDiedError, resume, train
+    from fowlplay.training.loop import RunInterrupted
+    from fowlplay.training.sb3.trainer import WorkerDiedError
+    from fowlplay.training.train import resume, train
 
     run_dir = None
     try:

@@ -277,9 +277,21 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def validate(self) -> None:
-        """Raise ConfigError on a value no run could use."""
+        """Raise ConfigError on a value no run could use (the first, checked in a fixed order)."""
         _finite(self, "")
         _choice("trainer", self.trainer, TRAINERS)
+        aec = self._validate_game()
+        self._validate_run(aec)
+        self._validate_ppo()
+        self._validate_opponents()
+        self._validate_dqn()
+        _choice("psro.meta_solver", self.psro.meta_solver, META_SOLVERS)
+        _positive("psro.meta_games", self.psro.meta_games, allow_zero=False)
+        self._validate_rllib()
+
+    def _validate_game(self):
+        """The game's AEC env with `env_options`; ConfigError on an unknown game, bad options, or
+        reward options that change more than the rewards."""
         if self.game not in envs.ENV_NAMES:
             raise ConfigError(f"game: unknown game {self.game!r}; registered games: {list(envs.ENV_NAMES)}")
         try:
@@ -298,6 +310,10 @@ class TrainConfig:
                 f"reward_options {self.reward_options} change the observation or action space; "
                 "they may change only the rewards"
             )
+        return aec
+
+    def _validate_run(self, aec) -> None:
+        """Raise ConfigError on a setting of the run itself (budget, seed, device, seats, ...)."""
         _positive("total_timesteps", self.total_timesteps, allow_zero=False)
         if not 0 <= self.seed <= MAX_SEED:
             raise ConfigError(f"seed must be an int in 0..{MAX_SEED}; got {self.seed!r}")
@@ -323,6 +339,9 @@ class TrainConfig:
             raise ConfigError(
                 f"learner_seat must be 'random' or an int 0..{seats - 1}; got {self.learner_seat!r}"
             )
+
+    def _validate_ppo(self) -> None:
+        """Raise ConfigError on a `ppo` setting."""
         ppo = self.ppo
         for name in ("n_steps", "batch_size", "n_epochs"):
             _positive(f"ppo.{name}", getattr(ppo, name), allow_zero=False)
@@ -340,6 +359,9 @@ class TrainConfig:
             raise ConfigError(
                 f"ppo.gamma must be in (0, 1] and gae_lambda in [0, 1]; got {ppo.gamma}, {ppo.gae_lambda}"
             )
+
+    def _validate_opponents(self) -> None:
+        """Raise ConfigError on an `opponents` setting."""
         opp = self.opponents
         weights = opp.weights()
         if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
@@ -352,6 +374,9 @@ class TrainConfig:
         _positive("opponents.snapshot_window", opp.snapshot_window, allow_zero=False)
         if self.trainer == "psro" and weights["latest"] >= sum(weights.values()):
             raise ConfigError("trainer psro: opponents.latest must leave a share to the meta-strategy")
+
+    def _validate_dqn(self) -> None:
+        """Raise ConfigError on a `dqn` setting."""
         dqn = self.dqn
         for name in ("buffer_size", "batch_size", "train_freq", "gradient_steps", "target_update_interval"):
             _positive(f"dqn.{name}", getattr(dqn, name), allow_zero=False)
@@ -366,9 +391,6 @@ class TrainConfig:
         if not dqn.net_arch or any(size < 1 for size in dqn.net_arch):
             raise ConfigError(f"dqn.net_arch must list positive layer sizes; got {dqn.net_arch!r}")
         _choice("dqn.activation", dqn.activation, ACTIVATIONS)
-        _choice("psro.meta_solver", self.psro.meta_solver, META_SOLVERS)
-        _positive("psro.meta_games", self.psro.meta_games, allow_zero=False)
-        self._validate_rllib()
 
     def _validate_rllib(self) -> None:
         """Raise ConfigError on an `rllib` setting, or a key RLlib's trainer cannot honour."""

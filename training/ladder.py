@@ -82,7 +82,7 @@ def ladder_factories(aec) -> dict[str, AgentFactory]:
 
 def ladder_scores(aec, policy, games: int) -> dict[str, float]:
     """The policy's score against each ladder agent over `games` games, on the fixed deals."""
-    from fowlplay.training.policy import PolicyAgent
+    from fowlplay.training.agent import PolicyAgent
 
     learner = lambda seed: PolicyAgent(policy, seed=seed)  # noqa: E731
     return {

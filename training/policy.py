@@ -1,4 +1,5 @@
-"""A trained policy as an `Agent`, and the small helpers the opponent pool shares.
+"""A trained policy network: building it, its weights, and its masked action distribution (the
+helpers the opponent pool and `training.agent.PolicyAgent` share).
 
 The masked action distribution is computed once here, from the policy's own layers, so an agent
 draws from its own generator (never torch's global one) and a seed fixes its play. A network has a
@@ -9,11 +10,9 @@ DQN: all probability on the legal actions of highest Q-value, shared on a tie).
 from __future__ import annotations
 
 import weakref
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fowlplay.envs.core.agents import Agent
 
 
 def _torch():
@@ -53,7 +52,7 @@ def build_policy(
     """A fresh MLP policy on the CPU (weights are loaded into it afterwards): MaskablePPO's, or for
     head 'q_values' the masked DQN's Q-network."""
     if head == "q_values":
-        from fowlplay.training.dqn import QValuePolicy
+        from fowlplay.training.sb3.dqn import QValuePolicy
 
         policy = QValuePolicy(int(observation_space.shape[0]), int(action_space.n), net_arch, activation)
         policy.set_training_mode(False)
@@ -186,59 +185,3 @@ def _read_layers(policy, greedy: bool) -> list[tuple[Any, Any, str | None]] | bo
     if not layers or layers[-1][2] is not None:  # the scores come out of a linear layer
         return False
     return layers
-
-
-class PolicyAgent(Agent):
-    """Plays a MaskablePPO model (or its policy), or a Q-network, from its own observation and mask."""
-
-    name = "policy"
-
-    def __init__(self, model, deterministic: bool = False, seed: int | None = None) -> None:
-        self.model = model
-        self.policy = getattr(model, "policy", model)
-        self.policy.set_training_mode(False)
-        self.deterministic = deterministic
-        self.rng = np.random.default_rng(seed)
-        #: The checkpoint's metadata when loaded with `from_checkpoint`, else None.
-        self.metadata: dict[str, Any] | None = None
-
-    @classmethod
-    def from_checkpoint(
-        cls,
-        path: str | Path,
-        env=None,
-        deterministic: bool = False,
-        seed: int | None = None,
-        trust_checkpoint: bool = False,
-    ) -> PolicyAgent:
-        """Load a checkpoint's weights without unpickling anything (`training.checkpoint.load_policy`);
-        if `env` is given, refuse one made for a different game or options first."""
-        from fowlplay.training.checkpoint import check_compatible, load_policy, read_metadata
-
-        if env is not None:
-            check_compatible(read_metadata(path), env)
-        policy, metadata = load_policy(path, trust_checkpoint=trust_checkpoint)
-        agent = cls(policy, deterministic=deterministic, seed=seed)
-        agent.metadata = metadata
-        return agent
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the sampling generator."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The masked action distribution the agent draws from."""
-        return action_probabilities(self.policy, observation, action_mask)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The most likely legal action if deterministic, else one drawn from the masked distribution."""
-        return self.choose(self.probabilities(observation, action_mask))
-
-    def choose(self, probs: np.ndarray) -> int:
-        """The action `act` takes given its masked distribution `probs` (computed here or batched)."""
-        if self.deterministic:
-            return int(np.argmax(probs))
-        # The first index whose cumulative probability exceeds u always has probability > 0.
-        cumulative = np.cumsum(probs)
-        return int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))

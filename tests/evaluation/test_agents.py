@@ -44,7 +44,7 @@ def checkpoint(tmp_path_factory):
     """An untrained small MaskablePPO checkpoint for 2-player Chicken, in a run directory."""
     pytest.importorskip("sb3_contrib")
     from fowlplay.training.checkpoint import make_metadata, save_checkpoint
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 

@@ -60,7 +60,7 @@ def make_old(stem: Path) -> None:
 @pytest.fixture
 def run(tmp_path):
     """A run directory holding a Chicken checkpoint whose zip carries the payload, and its marker."""
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -117,7 +117,7 @@ def test_an_old_checkpoint_is_refused_unless_trusted(run, tmp_path, capsys):
 
 
 def test_an_old_checkpoint_of_ones_own_converts_to_the_safe_format(tmp_path, capsys):
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def save_model(stem: Path, seed: int, timesteps: int, kind: str = "final") -> None:
     """An untrained tiny Chicken checkpoint (its weights depend on `seed`)."""
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 

@@ -73,7 +73,7 @@ def fake_trainer(monkeypatch):
     fowlplay-train does for a trainer it does not know. Records every command it was given."""
     pytest.importorskip("sb3_contrib")
     from fowlplay.training.checkpoint import make_metadata, save_checkpoint
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 

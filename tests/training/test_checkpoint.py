@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from fowlplay import envs
+from fowlplay.training.agent import PolicyAgent
 from fowlplay.training.checkpoint import (
     CheckpointError,
     CheckpointWarning,
@@ -21,8 +22,8 @@ from fowlplay.training.checkpoint import (
     save_checkpoint,
     weights_sha256,
 )
-from fowlplay.training.policy import PolicyAgent, policy_state
-from fowlplay.training.selfplay import SelfPlayEnv
+from fowlplay.training.policy import policy_state
+from fowlplay.training.sb3.selfplay import SelfPlayEnv
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 

@@ -112,7 +112,7 @@ def test_list_keys_shows_every_key_with_help(capsys):
 
 
 def test_reward_options_shape_training_only():
-    from fowlplay.training.train import make_vec_env
+    from fowlplay.training.sb3.trainer import make_vec_env
 
     config = from_dict({"reward_options": {"reward_mode": "score"}, "vec_env": "dummy", "n_envs": 1})
     vec = make_vec_env(config)
@@ -125,7 +125,7 @@ def test_reward_options_shape_training_only():
 
 @pytest.mark.parametrize(("schedule", "halfway"), [("constant", 1e-3), ("linear", 5e-4)])
 def test_lr_schedule_reaches_the_learner(schedule, halfway):
-    from fowlplay.training.train import make_model, make_vec_env
+    from fowlplay.training.sb3.trainer import make_model, make_vec_env
 
     config = from_dict(
         {

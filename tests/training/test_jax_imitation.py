@@ -12,9 +12,10 @@ jax = pytest.importorskip("jax")
 
 from fowlplay import envs  # noqa: E402 - after the skip: these need jax
 from fowlplay.evaluation.agents import make_agent  # noqa: E402
-from fowlplay.training import imitation, jax_ppo  # noqa: E402
 from fowlplay.training.config import ConfigError, load_config  # noqa: E402
-from fowlplay.training.jax_train import learner_games  # noqa: E402
+from fowlplay.training.jitted import imitation  # noqa: E402
+from fowlplay.training.jitted import ppo as jax_ppo  # noqa: E402
+from fowlplay.training.jitted.trainer import learner_games  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHICKEN = ROOT / "configs" / "chicken_v1.yaml"
@@ -132,8 +133,8 @@ def test_bad_imitation_keys_are_named():
 
 @pytest.mark.slow
 def test_a_resumed_run_holds_the_learner_near_the_imitated_policy_it_reads_back(tmp_path, monkeypatch):
-    from fowlplay.training import jax_train
     from fowlplay.training.checkpoint import CheckpointError
+    from fowlplay.training.jitted import trainer as jax_train
     from fowlplay.training.train import resume, train
 
     overrides = {**SMALL, "jax.n_steps": 8, "jax.imitate": 1000, "jax.imitate_epochs": 3}

@@ -18,8 +18,8 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from fowlplay import envs  # noqa: E402 - after the skip: these need jax
-from fowlplay.training import jax_ppo  # noqa: E402
 from fowlplay.training.config import ConfigError, load_config  # noqa: E402
+from fowlplay.training.jitted import ppo as jax_ppo  # noqa: E402
 from fowlplay.training.policy import batch_probabilities, build_policy, load_policy_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_the_exported_network_plays_the_jax_policys_probabilities(name):
 
 
 def test_a_cell_embedding_is_exported_as_the_dense_layer_it_equals():
-    from fowlplay.training.jax_train import embedding_of
+    from fowlplay.training.jitted.trainer import embedding_of
 
     name = "murder_most_fowl_v0"
     env = envs.make(name)
@@ -213,7 +213,7 @@ def test_a_short_run_trains_is_scored_stops_on_sigterm_and_resumes(tmp_path):
 
 
 def test_the_baseline_callback_decides_only_the_rows_it_is_asked_for(monkeypatch):
-    from fowlplay.training.jax_train import baseline_callback
+    from fowlplay.training.jitted.trainer import baseline_callback
 
     config = load_config(ROOT / "configs" / "chicken_v1.yaml", {"trainer": "jax"})
     aec = envs.make("chicken_v1")
@@ -398,7 +398,7 @@ def test_a_cut_game_pays_the_truncation_reward_alone_when_shaping():
 
 @pytest.mark.parametrize("kl", [0.0, 0.2])
 def test_the_speed_split_times_the_rollout_within_the_whole_update(kl):
-    from fowlplay.training.jax_split import split
+    from fowlplay.training.jitted.split import split
 
     small = {"jax.num_envs": 8, "jax.n_steps": 4, "jax.num_minibatches": 1, "ppo.net_arch": [8]}
     # The KL term to an imitated policy (Murder Most Fowl's config): the split times it unfitted.

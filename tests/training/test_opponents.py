@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from fowlplay import envs
 from fowlplay.envs.core.agents import RandomAgent
-from fowlplay.training.opponents import OpponentPool
-from fowlplay.training.policy import PolicyAgent, build_policy, policy_state
-from fowlplay.training.selfplay import SelfPlayEnv
+from fowlplay.training.agent import PolicyAgent
+from fowlplay.training.policy import build_policy, policy_state
+from fowlplay.training.sb3.opponents import OpponentPool
+from fowlplay.training.sb3.selfplay import SelfPlayEnv
 from stable_baselines3.common.vec_env import SubprocVecEnv
 
 NETWORK = {"net_arch": [16], "activation": "tanh"}

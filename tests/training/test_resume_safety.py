@@ -24,7 +24,8 @@ import torch
 from fowlplay.training import manifest
 from fowlplay.training.checkpoint import CheckpointError, load_checkpoint, read_metadata, resolve
 from fowlplay.training.config import from_dict
-from fowlplay.training.train import hyperparameters, make_model, make_vec_env, read_run_config, resume, train
+from fowlplay.training.sb3.trainer import hyperparameters, make_model, make_vec_env
+from fowlplay.training.train import read_run_config, resume, train
 
 from tests.evaluation.test_checkpoint_safety import plant
 
@@ -135,7 +136,7 @@ def _state(model) -> dict:
 
 @pytest.mark.parametrize("trainer", ["ppo", "dqn"])
 def test_the_restored_learner_is_the_one_sb3_would_load(trainer, made, tmp_path):
-    from fowlplay.training.checkpoint import restore_training_state
+    from fowlplay.training.sb3.trainer import restore_training_state
 
     folder = made if trainer == "ppo" else tiny_run(tmp_path / "dqn", trainer="dqn")
     config = read_run_config(folder)
@@ -157,8 +158,9 @@ def test_the_restored_learner_is_the_one_sb3_would_load(trainer, made, tmp_path)
 CRAFTED_SCRIPT = textwrap.dedent(
     """
     import json, resource, sys, time
-    from fowlplay.training.checkpoint import CheckpointError, restore_training_state
-    from fowlplay.training.train import make_model, make_vec_env, read_run_config
+    from fowlplay.training.checkpoint import CheckpointError
+    from fowlplay.training.sb3.trainer import make_model, make_vec_env, restore_training_state
+    from fowlplay.training.train import read_run_config
     run, cases = sys.argv[1], json.loads(sys.argv[2])
     config = read_run_config(__import__("pathlib").Path(run))
     model = make_model(config, make_vec_env(config), "cpu")

@@ -20,8 +20,10 @@ pytest.importorskip("ray.rllib", reason="trainer: rllib needs Ray RLlib: pip ins
 import torch
 from fowlplay import envs
 from fowlplay.evaluation.matches import play_game
+from fowlplay.training.agent import PolicyAgent
+from fowlplay.training.checkpoint import export_checkpoint
 from fowlplay.training.config import ConfigError, TrainConfig, load_config
-from fowlplay.training.policy import PolicyAgent, batch_probabilities
+from fowlplay.training.policy import batch_probabilities
 from fowlplay.training.rllib.env import LEARNER, FowlplayMultiAgentEnv, episode_seating
 from fowlplay.training.rllib.modules import (
     BaselineModule,
@@ -29,7 +31,6 @@ from fowlplay.training.rllib.modules import (
     RandomModule,
     policy_weights,
 )
-from fowlplay.training.rllib.run import export_checkpoint
 from ray.rllib.core.columns import Columns
 
 ROOT = Path(__file__).resolve().parents[2]

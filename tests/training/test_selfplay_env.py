@@ -9,7 +9,7 @@ import pytest
 from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
 from fowlplay.envs.core.errors import IllegalActionError
-from fowlplay.training.selfplay import SelfPlayEnv
+from fowlplay.training.sb3.selfplay import SelfPlayEnv
 from stable_baselines3.common.env_checker import check_env
 
 GAMES = list(envs.ENV_NAMES)

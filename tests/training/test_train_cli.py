@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from fowlplay import envs
 from fowlplay.envs.core.testing import play
+from fowlplay.training.agent import PolicyAgent
 from fowlplay.training.checkpoint import load_checkpoint, read_metadata
-from fowlplay.training.policy import PolicyAgent
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Tiny settings: a run of 256 timesteps takes seconds, yet snapshots and checkpoints happen.

@@ -15,8 +15,8 @@ from fowlplay.evaluation.agents import make_agent
 from fowlplay.training import ladder
 from fowlplay.training.checkpoint import load_checkpoint, read_metadata, resolve
 from fowlplay.training.config import TRAINERS, ConfigError, from_dict, help_table
-from fowlplay.training.dqn import ILLEGAL_Q, MaskedDQN, MaskedDQNPolicy, MaskedObservations, masked_q
-from fowlplay.training.psro import nash_mixture
+from fowlplay.training.sb3.dqn import ILLEGAL_Q, MaskedDQN, MaskedDQNPolicy, MaskedObservations, masked_q
+from fowlplay.training.sb3.psro import nash_mixture
 from fowlplay.training.train import resume, train
 
 #: A run of 256 decisions that snapshots, evaluates and (for dqn) learns.
@@ -120,7 +120,7 @@ def test_a_resumed_dqn_refills_its_replay_buffer_before_it_updates(tmp_path):
 # ----- the masked DQN -------------------------------------------------------------------------
 @pytest.fixture
 def dqn():
-    from fowlplay.training.selfplay import SelfPlayEnv
+    from fowlplay.training.sb3.selfplay import SelfPlayEnv
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     vec = MaskedObservations(DummyVecEnv([lambda: SelfPlayEnv("chicken_v1")] * 2))
@@ -211,7 +211,7 @@ def test_a_dominated_strategy_gets_no_weight():
 
 
 def test_the_pool_draws_snapshots_by_the_meta_strategy():
-    from fowlplay.training.opponents import OpponentPool
+    from fowlplay.training.sb3.opponents import OpponentPool
 
     aec = envs.make("chicken_v1")
     pool = OpponentPool("chicken_v1", aec, {"random": 1.0}, network={"net_arch": [4], "activation": "tanh"})
@@ -328,9 +328,9 @@ def test_learning_runs_without_distribution_checks_and_learns_the_same_weights(t
     forward pass) and back on afterwards; the weights learned are the same bit for bit as with them."""
     import contextlib
 
-    from fowlplay.training import train as train_module
     from fowlplay.training.checkpoint import weights_sha256
     from fowlplay.training.policy import playing_state
+    from fowlplay.training.sb3 import trainer as train_module
     from sb3_contrib import MaskablePPO
 
     seen = []

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fowlplay.training import callbacks
+from fowlplay.training import snapshots as callbacks
 from fowlplay.training.checkpoint import CheckpointWarning
 from fowlplay.training.cli import main
 from fowlplay.training.config import ConfigError, from_dict, load_config
-from fowlplay.training.train import torch_device
+from fowlplay.training.sb3.trainer import torch_device
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CHICKEN = str(CONFIGS / "chicken_v1.yaml")
@@ -150,7 +150,7 @@ def test_a_stop_signal_waits_for_the_file_being_written_and_a_second_one_is_igno
     import os
     import signal
 
-    from fowlplay.training.train import Stop, StopSignals
+    from fowlplay.training.loop import Stop, StopSignals
 
     before = signal.getsignal(signal.SIGINT)
     written = []

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fowlplay import envs
+from fowlplay.training.agent import PolicyAgent
 from fowlplay.training.policy import (
-    PolicyAgent,
     action_probabilities,
     batch_probabilities,
     build_policy,
     policy_state,
 )
-from fowlplay.training.selfplay import SelfPlayEnv
-from fowlplay.training.vec_env import SelfPlayVecEnv, play_batched
+from fowlplay.training.sb3.selfplay import SelfPlayEnv
+from fowlplay.training.sb3.vec_env import SelfPlayVecEnv, play_batched
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 NETWORK = {"net_arch": [16], "activation": "tanh"}
@@ -108,7 +108,7 @@ def test_pool_is_shared_and_pool_methods_run_once():
 
 
 def test_network_decisions_of_all_environments_share_one_forward_pass(monkeypatch):
-    import fowlplay.training.vec_env as vec_env
+    import fowlplay.training.sb3.vec_env as vec_env
 
     calls = []
 

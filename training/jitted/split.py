@@ -1,7 +1,7 @@
 """Where a `trainer: jax` update's time goes: the rollout alone beside the whole update (rollout,
 GAE and the PPO epochs), each game with its config, in one process.
 
-    python -m fowlplay.training.jax_split [--games GAME ...] [--set KEY=VALUE ...] [--updates N]
+    python -m fowlplay.training.jitted.split [--games GAME ...] [--set KEY=VALUE ...] [--updates N]
 
 Learner decisions per second of the whole update, of the rollout alone (the same compiled rollout,
 timed on its own), and of what is left (GAE and `ppo.n_epochs` epochs of minibatches), after two
@@ -14,7 +14,7 @@ import argparse
 import time
 
 from fowlplay import envs
-from fowlplay.training.bench import default_config, uptime
+from fowlplay.evaluation.benchmark.training import default_config, uptime
 from fowlplay.training.cli import set_overrides
 from fowlplay.training.config import load_config
 
@@ -23,8 +23,8 @@ def split(game: str, overrides: dict, updates: int = 8) -> dict:
     """One game's figures (decisions/s and milliseconds per update) with its config and `overrides`."""
     import jax
     import jax.numpy as jnp
-    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
-    from fowlplay.training.jax_train import learner_games
+    from fowlplay.training.jitted import ppo as J  # noqa: N812 - the module read as one short name
+    from fowlplay.training.jitted.trainer import learner_games
 
     config = load_config(default_config(game), {"trainer": "jax", **overrides})
     _, games = learner_games(config)

@@ -28,7 +28,7 @@ discount this changes no policy's ranking (Ng, Harada and Russell, 1999); it onl
 sooner which moves help. Episode outcomes and `info["episode_return"]` stay the game's own.
 
 `reset_moves()` and `step_moves()` are `reset()` and `step()` as generators that hand each opponent
-decision to the caller (`training.vec_env.SelfPlayVecEnv` answers those of many environments with
+decision to the caller (`training.sb3.vec_env.SelfPlayVecEnv` answers those of many environments with
 one batched forward pass per network); `reset()` and `step()` let each opponent act itself. A
 uniformly random opponent decides from its action mask alone, so its observation is not encoded.
 """
@@ -45,7 +45,7 @@ from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
 from fowlplay.envs.core.errors import IllegalActionError
 from fowlplay.training.config import check_shaping
-from fowlplay.training.opponents import OpponentPool
+from fowlplay.training.sb3.opponents import OpponentPool
 
 #: Largest seed handed to the AEC env per episode.
 _SEED_LIMIT = 2**31 - 1

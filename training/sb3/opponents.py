@@ -125,7 +125,7 @@ class OpponentPool:
             return kind, RandomAgent(seed)
         if kind == "baseline":
             return kind, self._baseline_cls(self._options, seed)
-        from fowlplay.training.policy import PolicyAgent
+        from fowlplay.training.agent import PolicyAgent
 
         if kind == "latest":
             return kind, PolicyAgent(self._latest, seed=seed)

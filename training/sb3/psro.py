@@ -84,7 +84,8 @@ class MetaGame:
 
     def add(self, name: str, state: dict[str, np.ndarray], timesteps: int = 0) -> None:
         """Add a snapshot (the oldest leaves beyond the window) and estimate its new payoffs."""
-        from fowlplay.training.policy import PolicyAgent, build_policy, load_policy_state
+        from fowlplay.training.agent import PolicyAgent
+        from fowlplay.training.policy import build_policy, load_policy_state
 
         agent = self.aec.possible_agents[0]
         policy = build_policy(

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from fowlplay.training.policy import PolicyAgent, batch_probabilities
-from fowlplay.training.selfplay import Moves, SelfPlayEnv
+from fowlplay.training.agent import PolicyAgent
+from fowlplay.training.policy import batch_probabilities
+from fowlplay.training.sb3.selfplay import Moves, SelfPlayEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 #: Env methods that change the shared opponent pool: called once, they reach every environment.

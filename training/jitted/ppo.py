@@ -353,6 +353,11 @@ def make_rollout(games: LearnerGames):
     decisions per learner decision, where stepping all games until each reached the learner again
     cost the slowest game's count at every learner decision.
     """
+    # Kept whole (`rollout` most of it): `rollout` is one jitted while-loop whose body `move` takes
+    # every game one decision on, threading a seven-part carry (games, slots filled, gathering flags,
+    # trajectory, episodes, key, passes); `due` and `waiting` close over the same static settings.
+    # Split, each piece would take and hand back that carry; whole, one decision reads top to bottom
+    # as the step it traces, and the traced program is the one the fingerprints were taken from.
     s, env = games.s, games.env
     n, t_max = s.num_envs, s.num_steps
     rows = jnp.arange(n)
@@ -372,6 +377,7 @@ def make_rollout(games: LearnerGames):
         return (count == t_max) & learners_turn & ~due(batch)
 
     def rollout(params: dict, batch: Seat, key: jax.Array, opponents: Opponents):
+        # Kept whole, as the comment at the top of `make_rollout` says: the loop and its carry.
         key, slot_key = jax.random.split(key)
         # One snapshot per rollout for every game that seats one: one network's cost a decision,
         # where each game's own slot costs every slot's (the pool's law over rollouts is the same).
@@ -540,56 +546,62 @@ def _variance(x: jax.Array, where: jax.Array) -> jax.Array:
     return jnp.where(where, (x - mean) ** 2, 0.0).sum() / count
 
 
+def _advantages(s: Settings, trajectory: Transition, last_value: jax.Array):
+    """GAE over a rollout's slots, backwards from `last_value`: (advantages, returns)."""
+
+    def back(carry, t):
+        gae, next_value = carry
+        delta = t.reward + s.gamma * next_value * (1 - t.done) - t.value
+        gae = delta + s.gamma * s.gae_lambda * (1 - t.done) * gae
+        return (gae, t.value), gae
+
+    _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), trajectory, reverse=True)
+    return adv, adv + trajectory.value
+
+
+def _loss(s: Settings, params, batch: Transition, adv, returns, reference):
+    """PPO's clipped loss of a minibatch (SB3's: advantages normalised over the valid slots, value
+    and entropy terms), plus `imitate_kl` times the KL from the imitated policy; (total, parts)."""
+    logits, value = forward(params, batch.obs, batch.mask, s.depth, s.activation, s.embedding)
+    log_probs = jax.nn.log_softmax(logits)
+    new_log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
+    ratio = jnp.exp(new_log_prob - batch.log_prob)
+    weight = batch.valid.astype(jnp.float32)
+    total_weight = jnp.maximum(weight.sum(), 1.0)
+
+    def mean(x):
+        return (x * weight).sum() / total_weight
+
+    centred = adv - mean(adv)
+    norm = centred / (jnp.sqrt(mean(centred**2)) + 1e-8)
+    clipped = jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)
+    policy_loss = -mean(jnp.minimum(ratio * norm, clipped * norm))
+    value_loss = mean((returns - value) ** 2)
+    probs = jnp.exp(log_probs)
+    entropy = mean(-(jnp.where(batch.mask, probs * log_probs, 0.0)).sum(-1))
+    total = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
+    if s.imitate_kl:
+        ref = jax.nn.log_softmax(policy_logits(reference, batch.obs, batch.mask, s.depth, s.activation))
+        kl = (jnp.where(batch.mask, probs * (log_probs - ref), 0.0)).sum(-1)
+        total = total + s.imitate_kl * mean(kl)
+    approx_kl = mean((ratio - 1) - jnp.log(ratio))
+    clip_fraction = mean((jnp.abs(ratio - 1) > s.clip_range).astype(jnp.float32))
+    return total, (policy_loss, value_loss, entropy, approx_kl, clip_fraction)
+
+
 def make_update(games: LearnerGames, optimizer: optax.GradientTransformation):
     """The jitted function: one rollout of `num_steps` learner decisions in every game, then PPO
     epochs. (Runner, Opponents) -> (Runner, metrics); metrics hold each slot's episode end."""
     s = games.s
     rollout = make_rollout(games)
 
-    def advantages(trajectory: Transition, last_value: jax.Array):
-        def back(carry, t):
-            gae, next_value = carry
-            delta = t.reward + s.gamma * next_value * (1 - t.done) - t.value
-            gae = delta + s.gamma * s.gae_lambda * (1 - t.done) * gae
-            return (gae, t.value), gae
-
-        _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), trajectory, reverse=True)
-        return adv, adv + trajectory.value
-
-    def loss(params, batch: Transition, adv, returns, reference):
-        logits, value = forward(params, batch.obs, batch.mask, s.depth, s.activation, s.embedding)
-        log_probs = jax.nn.log_softmax(logits)
-        new_log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
-        ratio = jnp.exp(new_log_prob - batch.log_prob)
-        weight = batch.valid.astype(jnp.float32)
-        total_weight = jnp.maximum(weight.sum(), 1.0)
-
-        def mean(x):
-            return (x * weight).sum() / total_weight
-
-        centred = adv - mean(adv)
-        norm = centred / (jnp.sqrt(mean(centred**2)) + 1e-8)
-        clipped = jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)
-        policy_loss = -mean(jnp.minimum(ratio * norm, clipped * norm))
-        value_loss = mean((returns - value) ** 2)
-        probs = jnp.exp(log_probs)
-        entropy = mean(-(jnp.where(batch.mask, probs * log_probs, 0.0)).sum(-1))
-        total = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
-        if s.imitate_kl:
-            ref = jax.nn.log_softmax(policy_logits(reference, batch.obs, batch.mask, s.depth, s.activation))
-            kl = (jnp.where(batch.mask, probs * (log_probs - ref), 0.0)).sum(-1)
-            total = total + s.imitate_kl * mean(kl)
-        approx_kl = mean((ratio - 1) - jnp.log(ratio))
-        clip_fraction = mean((jnp.abs(ratio - 1) > s.clip_range).astype(jnp.float32))
-        return total, (policy_loss, value_loss, entropy, approx_kl, clip_fraction)
-
-    grad = jax.value_and_grad(loss, has_aux=True)
+    grad = jax.value_and_grad(lambda *args: _loss(s, *args), has_aux=True)
 
     def update(runner: Runner, opponents: Opponents):
         games_after, key, trajectory, episodes = rollout(runner.params, runner.games, runner.key, opponents)
         obs, mask = games_after.state.observation, games_after.state.legal_action_mask
         _, last_value = forward(runner.params, obs, mask, s.depth, s.activation, s.embedding)
-        adv, returns = advantages(trajectory, last_value)
+        adv, returns = _advantages(s, trajectory, last_value)
         flat = jax.tree_util.tree_map(
             lambda x: x.reshape((s.batch, *x.shape[2:])), (trajectory, adv, returns)
         )

@@ -73,7 +73,7 @@ def imitate(params: dict, data: dict[str, np.ndarray], s, learning_rate: float, 
     import jax
     import jax.numpy as jnp
     import optax
-    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
+    from fowlplay.training.jitted import ppo as J  # noqa: N812 - the module read as one short name
 
     n = len(data["action"])
     split_key, key = jax.random.split(key)

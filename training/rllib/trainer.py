@@ -1,6 +1,7 @@
 """One self-play run on Ray RLlib (`trainer: rllib`), top to bottom: Ray, the algorithm, the pool,
 learning, saving. `run(config, run_dir, checkpoint)` starts or resumes one; `fowlplay.training.train`
-calls it when the config says `trainer: rllib`.
+calls it when the config says `trainer: rllib`. The run's scaffolding (stop signals, progress, logs,
+the cadence of snapshots, evaluations and checkpoints, the best checkpoint) is `training.loop`'s.
 
 Multi-agent PPO on RLlib's current API stack: one trained module (`learner`, masked logits) and
 frozen ones (`random`, `baseline`, `latest`, `snapshot_<i>`) that a policy-mapping function seats per
@@ -14,7 +15,6 @@ state (`rllib/<name>/`, what `--resume` loads); the `.json` is written last and 
 
 from __future__ import annotations
 
-import csv
 import os
 import time
 import warnings
@@ -23,16 +23,22 @@ from typing import Any
 
 import numpy as np
 from fowlplay import envs
-from fowlplay.envs.runtime.files import atomic_write
+from fowlplay.envs.runtime.stopping import signal_of
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import (
-    CheckpointError,
-    CheckpointWarning,
-    make_metadata,
-    read_metadata,
-    weights_sha256,
-)
+from fowlplay.training.checkpoint import CheckpointError, CheckpointWarning, export_checkpoint, read_metadata
 from fowlplay.training.config import ConfigError, TrainConfig
+from fowlplay.training.loop import (
+    Cadence,
+    Deadline,
+    Evaluations,
+    RunInterrupted,
+    RunLog,
+    RunResult,
+    StopSignals,
+    progress,
+    write_config,
+)
+from fowlplay.training.snapshots import save_snapshot
 
 #: Logged per iteration in logs/progress*.csv (and TensorBoard), besides the win rates.
 LOG_COLUMNS = (
@@ -46,6 +52,7 @@ LOG_COLUMNS = (
     "entropy",
 )
 OPPONENT_LABELS = ("random", "baseline", "latest", "snapshot", "mixed")
+LOG_COLUMNS_ALL = [*LOG_COLUMNS, *(f"win_rate_{label}" for label in OPPONENT_LABELS)]
 
 
 def _ray():
@@ -341,64 +348,9 @@ def save(
     # RLlib's state is pickled: a resume restores only files the run's record says it wrote.
     manifest.record(run_dir, sorted(p for p in state_dir.rglob("*") if p.is_file()))
 
-    rllib = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
+    facts = {"state": str(state_dir.relative_to(run_dir)), "module": LEARNER, **pool}
     weights = learner_weights(algo)
-    return export_checkpoint(aec, config, stem, weights, timesteps, kind, rllib, extra, run_dir=run_dir)
-
-
-def export_checkpoint(
-    aec,
-    config: TrainConfig,
-    stem: Path,
-    weights: dict[str, np.ndarray],
-    timesteps: int,
-    kind: str,
-    rllib: dict,
-    extra: dict | None = None,
-    run_dir: Path | None = None,
-    trainer: str = "rllib",
-) -> Path:
-    """Write `<stem>.npz` (the learner's weights) and `<stem>.json` (our metadata, with the network
-    `policy.build_policy` rebuilds, the trainer's own facts (`rllib`) under the trainer's name and
-    `extra` on top), the .json last (with `run_dir`, both recorded in its record first); the .npz
-    path. `trainer: jax` writes its checkpoints with it too."""
-    import hashlib
-    import json
-
-    metadata = make_metadata(aec, config.to_dict(), config.seed, timesteps, kind)
-    metadata["policy"] = {
-        "net_arch": list(config.ppo.net_arch),
-        "activation": config.ppo.activation,
-        "head": "actor_critic",
-        "weights_sha256": weights_sha256(weights),
-    }
-    metadata["trainer"] = trainer
-    metadata[trainer] = dict(rllib)
-    metadata.update(extra or {})
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(metadata, indent=2, sort_keys=True, default=str).encode()
-    npz = stem.with_name(stem.name + ".npz")
-    atomic_write(npz, lambda handle: np.savez(handle, **weights))
-    json_path = stem.with_name(stem.name + ".json")
-    if run_dir is not None:
-        manifest.record(run_dir, [npz], {json_path: hashlib.sha256(text).hexdigest()})
-    atomic_write(json_path, lambda handle: handle.write(text))
-    return npz
-
-
-def playing_policy(aec, config: TrainConfig, weights: dict[str, np.ndarray]):
-    """A fresh CPU policy network holding the learner's exported weights (what evaluation plays)."""
-    from fowlplay.training.policy import build_policy, load_policy_state
-
-    agent = aec.possible_agents[0]
-    policy = build_policy(
-        aec.observation_space(agent)["observation"],
-        aec.action_space(agent),
-        list(config.ppo.net_arch),
-        config.ppo.activation,
-    )
-    load_policy_state(policy, weights)
-    return policy
+    return export_checkpoint(aec, config, stem, weights, timesteps, kind, facts, extra, run_dir=run_dir)
 
 
 # ----- the run ---------------------------------------------------------------------------------
@@ -415,11 +367,6 @@ def run(
     (`training.manifest`) says this user's fowlplay wrote every file of it, unless `trust_checkpoint`.
     """
     import torch
-    from fowlplay.envs.runtime.stopping import signal_of
-    from fowlplay.training.callbacks import save_snapshot
-    from fowlplay.training.ladder import BestCheckpoint, ladder_scores
-    from fowlplay.training.rllib.env import snapshot_module
-    from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
 
     ray = _ray()
     if config.max_decisions is not None:
@@ -432,68 +379,18 @@ def run(
     torch.set_num_threads(config.torch_threads)
     aec = envs.make(config.game, **config.env_options)
     pool = {"snapshots_ready": 0, "snapshots_taken": 0}
-    timesteps = 0
+    timesteps, state = 0, None
     if checkpoint is not None:
-        metadata = read_metadata(checkpoint)
-        state = metadata.get("rllib", {}).get("state")
-        if metadata.get("trainer") != "rllib" or not state or not (run_dir / state).is_dir():
-            raise CheckpointError(
-                f"checkpoint {checkpoint} holds no RLlib state (rllib/<name>/) to resume from; it was "
-                "not written by trainer: rllib, or its rllib folder is gone"
-            )
-        state_files = sorted(p for p in (run_dir / state).rglob("*") if p.is_file() or p.is_symlink())
-        try:
-            manifest.verify(run_dir, state_files, trust_checkpoint)
-        except manifest.ManifestError as exc:
-            raise CheckpointError(str(exc)) from None
-        timesteps = int(metadata["timesteps"])
-        pool = {key: int(metadata["rllib"].get(key, 0)) for key in pool}
+        timesteps, pool, state = _resume_state(checkpoint, run_dir, pool, trust_checkpoint)
 
     started_ray = start_ray(config)
     algo = None
     with StopSignals() as signals:
         try:
-            algo = algorithm_config(config, aec).build_algo()
-            if checkpoint is not None:
-                algo.restore_from_path(str((run_dir / metadata["rllib"]["state"]).resolve()))
-                # Frozen modules are not synced by PPO: send the restored ones to every env runner.
-                for mid in ["latest", *(snapshot_module(i) for i in range(pool["snapshots_ready"]))]:
-                    set_frozen(algo, mid, algo.learner_group.get_weights([mid])[mid])
-            else:
-                set_frozen(algo, "latest", learner_weights(algo))
-            announce_snapshots(algo, pool["snapshots_ready"])
+            algo = _algorithm(config, aec, run_dir, pool, state)
             runner_nodes = env_runner_nodes(algo)
             with signals.hold():
                 write_config(config, run_dir)
-
-            def checkpoint_now(kind: str, steps: int, extra: dict | None = None) -> Path:
-                stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{steps}"
-                with signals.hold(stop_after=kind == "periodic"):
-                    return save(algo, aec, config, run_dir, stem, steps, kind, pool, extra)
-
-            best = BestCheckpoint.of_run(run_dir)
-            evaluated: list[str] = []  # the weights hash of each evaluation of this session
-
-            def evaluate(steps: int, learning: bool = True) -> None:
-                # The learner as evaluation will load it: its exported weights in a fresh CPU network.
-                weights = learner_weights(algo)
-                evaluated.append(weights_sha256(weights))
-                scores = ladder_scores(aec, playing_policy(aec, config, weights), config.eval_games)
-                with signals.hold(stop_after=learning):
-                    if best.record(steps, scores, config.eval_games):
-                        # The best weights only (RLlib's state stays with the periodic checkpoints).
-                        export_checkpoint(
-                            aec,
-                            config,
-                            run_dir / "best",
-                            weights,
-                            steps,
-                            "best",
-                            {},
-                            {"evaluation": best.best},
-                            run_dir=run_dir,
-                        )
-
             if verbose:
                 start = (
                     "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
@@ -502,81 +399,7 @@ def run(
                 print(f"fowlplay-train (rllib): {config.game}, {start} on {where}; run directory {run_dir}")
                 if runner_nodes:
                     print(f"fowlplay-train (rllib): env runners on node(s) {', '.join(runner_nodes)}")
-            logger = _Logger(run_dir, config, None if checkpoint is None else timesteps)
-            win_rates: dict[str, float] = {}
-            began = time.monotonic()
-            out_of_time = False
-            next_snapshot = (
-                timesteps // config.opponents.snapshot_every + 1
-            ) * config.opponents.snapshot_every
-            every = config.checkpoint_every
-            next_periodic = (timesteps // every + 1) * every if every else None
-            next_eval = (
-                (timesteps // config.eval_every + 1) * config.eval_every if config.eval_every else None
-            )
-            bar = _progress(config, timesteps)
-            try:
-                while timesteps < config.total_timesteps:
-                    tick = time.monotonic()
-                    result = algo.train()
-                    runners = result.get("env_runners", {})
-                    steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
-                    timesteps += steps
-                    bar.update(steps)
-                    set_frozen(algo, "latest", learner_weights(algo))
-                    if timesteps >= next_snapshot:
-                        slot = pool["snapshots_taken"] % config.opponents.snapshot_window
-                        weights = learner_weights(algo)
-                        set_frozen(algo, snapshot_module(slot), weights)
-                        with signals.hold():
-                            save_snapshot(run_dir / "snapshots", timesteps, weights)
-                        pool["snapshots_taken"] += 1
-                        pool["snapshots_ready"] = min(
-                            pool["snapshots_taken"], config.opponents.snapshot_window
-                        )
-                        announce_snapshots(algo, pool["snapshots_ready"])
-                        next_snapshot += config.opponents.snapshot_every
-                    # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
-                    win_rates = {
-                        label: float(runners[f"win_rate_{label}"])
-                        for label in OPPONENT_LABELS
-                        if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
-                    }
-                    with signals.hold():
-                        logger.write(
-                            result,
-                            timesteps,
-                            time.monotonic() - began,
-                            steps / (time.monotonic() - tick),
-                            win_rates,
-                        )
-                    if next_eval is not None and timesteps >= next_eval:
-                        evaluate(timesteps)
-                        while next_eval <= timesteps:
-                            next_eval += config.eval_every
-                    if next_periodic is not None and timesteps >= next_periodic:
-                        checkpoint_now("periodic", timesteps)
-                        next_periodic += every
-                    if config.max_minutes is not None and time.monotonic() - began > 60 * config.max_minutes:
-                        out_of_time = True
-                        break
-            except KeyboardInterrupt as stop:
-                signum = signal_of(stop)
-                signals.received = signals.received or signum
-                raise RunInterrupted(checkpoint_now("periodic", timesteps), signum) from None
-            finally:
-                bar.close()
-                logger.close()
-            seconds = time.monotonic() - began
-            # The last weights are evaluated too, so a final better than every earlier one is kept.
-            if config.eval_every and (evaluated or [None])[-1] != weights_sha256(learner_weights(algo)):
-                with signals.hold(stop_after=False):
-                    evaluate(timesteps, learning=False)
-            picked = None
-            if best.best is not None and (run_dir / "best.json").exists():
-                picked = {**best.best, "checkpoint": str(run_dir / "best")}
-            path = checkpoint_now("final", timesteps, {"best": picked, "env_runner_nodes": runner_nodes})
-            return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
+            return _learn(config, run_dir, aec, algo, pool, timesteps, signals, checkpoint, runner_nodes)
         finally:
             with signals.hold(stop_after=False):
                 if algo is not None:
@@ -585,16 +408,132 @@ def run(
                     ray.shutdown()
 
 
-def _progress(config: TrainConfig, initial: int):
-    from tqdm import tqdm
+def _resume_state(checkpoint: Path, run_dir: Path, pool: dict, trust_checkpoint: bool):
+    """(timesteps, pool counters, RLlib state folder) of the checkpoint a run resumes from, whose
+    state files the run's record must vouch for (unless `trust_checkpoint`)."""
+    metadata = read_metadata(checkpoint)
+    state = metadata.get("rllib", {}).get("state")
+    if metadata.get("trainer") != "rllib" or not state or not (run_dir / state).is_dir():
+        raise CheckpointError(
+            f"checkpoint {checkpoint} holds no RLlib state (rllib/<name>/) to resume from; it was "
+            "not written by trainer: rllib, or its rllib folder is gone"
+        )
+    state_files = sorted(p for p in (run_dir / state).rglob("*") if p.is_file() or p.is_symlink())
+    try:
+        manifest.verify(run_dir, state_files, trust_checkpoint)
+    except manifest.ManifestError as exc:
+        raise CheckpointError(str(exc)) from None
+    timesteps = int(metadata["timesteps"])
+    pool = {key: int(metadata["rllib"].get(key, 0)) for key in pool}
+    return timesteps, pool, metadata["rllib"]["state"]
 
-    return tqdm(
-        total=config.total_timesteps,
-        initial=min(initial, config.total_timesteps),
-        unit="dec",
-        disable=not config.progress_bar,
-        dynamic_ncols=True,
+
+def _algorithm(config: TrainConfig, aec, run_dir: Path, pool: dict, state: str | None):
+    """The algorithm, built and (given a resumed run's `state` folder) restored, its frozen modules
+    on every env runner."""
+    from fowlplay.training.rllib.env import snapshot_module
+
+    algo = algorithm_config(config, aec).build_algo()
+    if state is not None:
+        algo.restore_from_path(str((run_dir / state).resolve()))
+        # Frozen modules are not synced by PPO: send the restored ones to every env runner.
+        for mid in ["latest", *(snapshot_module(i) for i in range(pool["snapshots_ready"]))]:
+            set_frozen(algo, mid, algo.learner_group.get_weights([mid])[mid])
+    else:
+        set_frozen(algo, "latest", learner_weights(algo))
+    announce_snapshots(algo, pool["snapshots_ready"])
+    return algo
+
+
+def _learn(
+    config: TrainConfig,
+    run_dir: Path,
+    aec,
+    algo,
+    pool: dict,
+    timesteps: int,
+    signals: StopSignals,
+    checkpoint: Path | None,
+    runner_nodes: list[str],
+) -> RunResult:
+    """Learning, on the run's cadence, then the final evaluation and checkpoint."""
+
+    def checkpoint_now(kind: str, steps: int, extra: dict | None = None) -> Path:
+        stem = run_dir / "final" if kind == "final" else run_dir / "checkpoints" / f"step_{steps}"
+        with signals.hold(stop_after=kind == "periodic"):
+            return save(algo, aec, config, run_dir, stem, steps, kind, pool, extra)
+
+    def save_best(steps: int, weights: dict, learning: bool) -> None:
+        # The best weights only (RLlib's state stays with the periodic checkpoints).
+        extra = {"evaluation": evaluations.best.best}
+        export_checkpoint(aec, config, run_dir / "best", weights, steps, "best", {}, extra, run_dir=run_dir)
+
+    evaluations = Evaluations(run_dir, aec, config, signals, save_best)
+    cadence = Cadence(timesteps)
+    # Snapshots and periodic checkpoints fall due one period after the last (an iteration's size varies).
+    cadence.every(
+        config.opponents.snapshot_every,
+        lambda steps: _snapshot(algo, config, run_dir, pool, steps, signals),
+        catch_up=False,
     )
+    cadence.every(config.eval_every, lambda steps: evaluations.evaluate(steps, learner_weights(algo)))
+    cadence.every(config.checkpoint_every, lambda steps: checkpoint_now("periodic", steps), catch_up=False)
+    writer = _summary_writer if config.tensorboard else None
+    log = RunLog(run_dir, None if checkpoint is None else timesteps, LOG_COLUMNS_ALL, "rllib", writer)
+    win_rates: dict[str, float] = {}
+    began, deadline = time.monotonic(), Deadline(config.max_minutes)
+    out_of_time = False
+    bar = progress(config, timesteps)
+    try:
+        while timesteps < config.total_timesteps:
+            tick = time.monotonic()
+            result = algo.train()
+            runners = result.get("env_runners", {})
+            steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
+            timesteps += steps
+            bar.update(steps)
+            set_frozen(algo, "latest", learner_weights(algo))
+            # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
+            win_rates = {
+                label: float(runners[f"win_rate_{label}"])
+                for label in OPPONENT_LABELS
+                if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
+            }
+            rate = steps / (time.monotonic() - tick)
+            with signals.hold():
+                log.write(timesteps, time.monotonic() - began, rate, _log_values(result, win_rates))
+            cadence.fire(timesteps)
+            if deadline.passed():
+                out_of_time = True
+                break
+    except KeyboardInterrupt as stop:
+        signum = signal_of(stop)
+        signals.received = signals.received or signum
+        raise RunInterrupted(checkpoint_now("periodic", timesteps), signum) from None
+    finally:
+        bar.close()
+        log.close()
+    seconds = time.monotonic() - began
+    evaluations.evaluate_last(timesteps, learner_weights(algo))
+    picked = evaluations.picked()
+    path = checkpoint_now("final", timesteps, {"best": picked, "env_runner_nodes": runner_nodes})
+    return RunResult(run_dir, path, timesteps, seconds, win_rates, out_of_time, picked)
+
+
+def _snapshot(
+    algo, config: TrainConfig, run_dir: Path, pool: dict, timesteps: int, signals: StopSignals
+) -> None:
+    """The learner's weights into the next snapshot slot (round robin), saved, and announced."""
+    from fowlplay.training.rllib.env import snapshot_module
+
+    slot = pool["snapshots_taken"] % config.opponents.snapshot_window
+    weights = learner_weights(algo)
+    set_frozen(algo, snapshot_module(slot), weights)
+    with signals.hold():
+        save_snapshot(run_dir / "snapshots", timesteps, weights)
+    pool["snapshots_taken"] += 1
+    pool["snapshots_ready"] = min(pool["snapshots_taken"], config.opponents.snapshot_window)
+    announce_snapshots(algo, pool["snapshots_ready"])
 
 
 def _finite(value: Any, default: Any) -> Any:
@@ -606,48 +545,17 @@ def _finite(value: Any, default: Any) -> Any:
     return value if np.isfinite(value) else default
 
 
-class _Logger:
-    """logs/progress.csv (progress_resumed_<N>.csv after a resume) and TensorBoard event files."""
+def _log_values(result: dict, win_rates: dict[str, float]) -> dict[str, Any]:
+    """An iteration's row of logs/progress.csv after its first columns (`training.loop.RunLog`)."""
+    learner = result.get("learners", {}).get("learner", {})
+    return {
+        "episodes": int(_finite(result.get("env_runners", {}).get("num_episodes"), 0)),
+        **{key: _finite(learner.get(key), "") for key in ("policy_loss", "vf_loss", "entropy")},
+        **{f"win_rate_{label}": rate for label, rate in win_rates.items()},
+    }
 
-    def __init__(self, run_dir: Path, config: TrainConfig, resumed_at: int | None) -> None:
-        logs = run_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
-        self._file = open(logs / name, "w", newline="")  # noqa: SIM115 - open for the whole run, closed in close()
-        columns = [*LOG_COLUMNS, *(f"win_rate_{label}" for label in OPPONENT_LABELS)]
-        self._csv = csv.DictWriter(self._file, fieldnames=columns)
-        self._csv.writeheader()
-        self._tb = None
-        if config.tensorboard:
-            from tensorboardX import SummaryWriter
 
-            self._tb = SummaryWriter(str(logs))
-        self._iteration = 0
+def _summary_writer(folder: str):
+    from tensorboardX import SummaryWriter
 
-    def write(
-        self, result: dict, timesteps: int, seconds: float, rate: float, win_rates: dict[str, float]
-    ) -> None:
-        """One row per training iteration."""
-        self._iteration += 1
-        learner = result.get("learners", {}).get("learner", {})
-        row = {
-            "timesteps": timesteps,
-            "iteration": self._iteration,
-            "seconds": round(seconds, 2),
-            "decisions_per_s": round(rate, 1),
-            "episodes": int(_finite(result.get("env_runners", {}).get("num_episodes"), 0)),
-            **{key: _finite(learner.get(key), "") for key in ("policy_loss", "vf_loss", "entropy")},
-            **{f"win_rate_{label}": rate for label, rate in win_rates.items()},
-        }
-        self._csv.writerow(row)
-        self._file.flush()
-        if self._tb is not None:
-            for key, value in row.items():
-                if key not in ("timesteps", "iteration") and value != "":
-                    self._tb.add_scalar(f"rllib/{key}", value, timesteps)
-
-    def close(self) -> None:
-        """Flush and close the files."""
-        self._file.close()
-        if self._tb is not None:
-            self._tb.close()
+    return SummaryWriter(folder)

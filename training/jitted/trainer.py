@@ -1,4 +1,4 @@
-"""`trainer: jax`: run the jitted PPO of `training/jax_ppo.py` as a fowlplay training run.
+"""`trainer: jax`: run the jitted PPO of `training/jitted/ppo.py` as a fowlplay training run.
 
 The same run directory as the other trainers: `final`, `best` and periodic checkpoints as `.npz`
 (the network under SB3's names) + `.json` metadata, which every command loads as it loads a
@@ -12,7 +12,6 @@ dealt again.
 from __future__ import annotations
 
 import collections
-import csv
 import time
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,22 @@ from typing import Any
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.runtime.files import atomic_write
+from fowlplay.envs.runtime.stopping import signal_of
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import CheckpointError, read_metadata
+from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata
 from fowlplay.training.config import ConfigError, TrainConfig
+from fowlplay.training.loop import (
+    Cadence,
+    Deadline,
+    Evaluations,
+    RunInterrupted,
+    RunLog,
+    RunResult,
+    StopSignals,
+    progress,
+    write_config,
+)
+from fowlplay.training.snapshots import load_snapshots, save_snapshot
 
 #: Columns of logs/progress.csv.
 LOG_COLUMNS = (
@@ -56,7 +68,7 @@ def _jax():
 
 def embedding_of(config: TrainConfig, aec):
     """`jax.cell_embedding`'s `Embedding` of the game's grids piece, or None when it is 0."""
-    from fowlplay.training.jax_ppo import Embedding
+    from fowlplay.training.jitted.ppo import Embedding
 
     dim = config.jax.cell_embedding
     if not dim:
@@ -79,7 +91,7 @@ def embedding_of(config: TrainConfig, aec):
 
 def settings_of(config: TrainConfig, num_players: int, embedding=None):
     """The jitted functions' `Settings` from a config (`embedding`: `embedding_of`'s)."""
-    from fowlplay.training.jax_ppo import Settings
+    from fowlplay.training.jitted.ppo import Settings
 
     ppo, jx, pool = config.ppo, config.jax, config.opponents
     seat = None if config.learner_seat == "random" else int(config.learner_seat)
@@ -148,7 +160,7 @@ def baseline_twin(config: TrainConfig, _aec=None):
 
 def learner_games(config: TrainConfig):
     """(the reference env, `LearnerGames`) of a config: what `run` trains on."""
-    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
+    from fowlplay.training.jitted import ppo as J  # noqa: N812 - the module read as one short name
 
     aec = envs.make(config.game, **config.env_options)
     twin = envs.make_jax(config.game, **config.training_options())
@@ -165,6 +177,156 @@ def learner_games(config: TrainConfig):
     return aec, J.LearnerGames(twin, s, baseline)
 
 
+class _Learner:
+    """The jitted learner of a run: its runner (weights, optimizer state, key, counters), the opponents
+    it plays (snapshots, the imitated policy) and the compiled update; its checkpoints and snapshots."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        run_dir: Path,
+        aec,
+        games,
+        checkpoint: Path | None,
+        verbose: bool,
+        trust: bool,
+    ) -> None:
+        import jax
+        import jax.numpy as jnp
+        from fowlplay.training.jitted import ppo as J  # noqa: N812 - the module read as one short name
+
+        self.config, self.run_dir, self.aec, self.J = config, run_dir, aec, J
+        twin, s = games.env, games.s
+        self.s = s
+        optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
+        key = jax.random.PRNGKey(config.seed)
+        init_key, key = jax.random.split(key)
+        params = J.init_params(
+            init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch), s.embedding
+        )
+        self.dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
+        reference = None  # the imitated policy, which `jax.imitate_kl` holds the learner near
+        if checkpoint is None and config.jax.imitate:  # (a key of its own: runs without it draw as they did)
+            imitate_key = jax.random.fold_in(init_key, 0x1417)
+            params = self._imitate(params, imitate_key, verbose)
+            reference = self.dense(params) if s.imitate_kl else None
+        elif s.imitate_kl:  # a resumed run reads it back
+            reference = _imitated_weights(run_dir, self.dense(params), trust)
+        self.pool = {"snapshots_ready": 0, "snapshots_taken": 0}
+        # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
+        snapshots = J.empty_snapshots(self.dense(params), s.snapshot_slots)
+        timesteps, opt_leaves = 0, None
+        if checkpoint is not None:
+            params, opt_leaves, key, timesteps, self.pool, snapshots = _resume_state(
+                checkpoint, run_dir, params, self.dense(params), snapshots, trust
+            )
+        self.opponents = J.Opponents(
+            snapshots=snapshots, ready=jnp.int32(self.pool["snapshots_ready"]), reference=reference
+        )
+        runner = J.start(games, key, params, optimizer)
+        if opt_leaves is not None:
+            structure = jax.tree_util.tree_structure(runner.opt_state)
+            runner = runner.replace(opt_state=jax.tree_util.tree_unflatten(structure, opt_leaves))
+        self.runner = runner.replace(timesteps=jnp.int32(timesteps))
+        # Compiled ahead of the loop, so that `seconds` counts learning only (as the other trainers'
+        # start-up is left out) and the compile time is reported on its own.
+        compiling = time.monotonic()
+        self._update = J.make_update(games, optimizer).lower(self.runner, self.opponents).compile()
+        J.push_snapshot(snapshots, 0, self.dense(params), s.snapshot_slots)  # compiled here, result unused
+        self.compile_seconds = time.monotonic() - compiling
+
+    def _imitate(self, params: dict, key, verbose: bool) -> dict:
+        """`jax.imitate`: the start fitted to the baseline's decisions, saved as `imitated` (loadable
+        as any checkpoint)."""
+        from fowlplay.training.jitted.imitation import warm_start
+
+        config = self.config
+        params = warm_start(config, params, self.s, config.ppo.learning_rate, key, self.run_dir, verbose)
+        imitated = {name: np.array(value) for name, value in self.dense(params).items()}
+        facts = {"imitate": config.jax.imitate, "imitate_epochs": config.jax.imitate_epochs}
+        self.export(self.run_dir / IMITATED, imitated, 0, "imitated", facts)
+        return params
+
+    @property
+    def timesteps(self) -> int:
+        """The learner's decisions so far."""
+        return int(self.runner.timesteps)
+
+    def update(self) -> dict:
+        """One update (`num_envs` x `n_steps` decisions, then the epochs); its metrics on the host."""
+        import jax
+
+        self.runner, metrics = self._update(self.runner, self.opponents)
+        return jax.device_get(metrics)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The learner's dense weights, as writable NumPy copies (what a checkpoint holds)."""
+        return {name: np.array(value) for name, value in self.dense(self.runner.params).items()}
+
+    def export(
+        self, stem: Path, weights: dict, steps: int, kind: str, facts: dict, extra: dict | None = None
+    ) -> Path:
+        """Write a checkpoint of `weights` that every command loads (no resumable state)."""
+        return export_checkpoint(
+            self.aec,
+            self.config,
+            stem,
+            weights,
+            steps,
+            kind,
+            facts,
+            extra,
+            run_dir=self.run_dir,
+            trainer="jax",
+        )
+
+    def save(self, stem: Path, kind: str, steps: int, extra: dict | None = None) -> Path:
+        """A resumable checkpoint: the state a resume needs (`<stem>.jax.npz`), then the checkpoint."""
+        import jax
+
+        runner = self.runner
+        state_path = stem.with_name(stem.name + ".jax.npz")
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        opt = jax.tree_util.tree_leaves(runner.opt_state)
+        arrays = {f"opt_{i}": np.asarray(leaf) for i, leaf in enumerate(opt)}
+        arrays["key"] = np.asarray(jax.random.key_data(runner.key) if _typed(runner.key) else runner.key)
+        if self.s.embedding is not None:  # the checkpoint's dense layer cannot be factored back
+            arrays.update({f"param_{name}": np.asarray(value) for name, value in runner.params.items()})
+        atomic_write(state_path, lambda handle: np.savez(handle, **arrays))
+        manifest.record(self.run_dir, [state_path])
+        facts = {**self.pool, "state": state_path.name, "num_envs": self.s.num_envs}
+        return self.export(stem, self.weights(), steps, kind, facts, extra)
+
+    def save_periodic(self, steps: int, signals: StopSignals) -> None:
+        """A periodic checkpoint; a stop signal waits for it, then stops the run."""
+        with signals.hold(stop_after=True):
+            self.save(self.run_dir / "checkpoints" / f"step_{steps}", "periodic", steps)
+
+    def save_best(self, steps: int, weights: dict, evaluations: Evaluations) -> None:
+        """The weights that evaluated best, alone: no state to resume from (a resume goes on from
+        the newest checkpoint)."""
+        extra = {"evaluation": evaluations.best.best}
+        self.export(self.run_dir / "best", weights, steps, "best", dict(self.pool), extra)
+
+    def snapshot(self, timesteps: int, signals: StopSignals) -> None:
+        """Save the learner's weights as a snapshot and put them in the opponents' next slot."""
+        import jax.numpy as jnp
+
+        weights = self.weights()
+        with signals.hold():
+            save_snapshot(self.run_dir / "snapshots", timesteps, weights)
+        pool, s = self.pool, self.s
+        snapshots, ready = self.J.push_snapshot(
+            self.opponents.snapshots,
+            pool["snapshots_ready"],
+            self.dense(self.runner.params),
+            s.snapshot_slots,
+        )
+        pool["snapshots_taken"] += 1
+        pool["snapshots_ready"] = ready
+        self.opponents = self.opponents._replace(snapshots=snapshots, ready=jnp.int32(ready))
+
+
 def run(
     config: TrainConfig,
     run_dir: Path,
@@ -174,184 +336,74 @@ def run(
 ):
     """Train (or resume from `checkpoint`) up to `total_timesteps` learner decisions; a `RunResult`."""
     jax = _jax()
-    import jax.numpy as jnp
-    from fowlplay.envs.runtime.stopping import signal_of
-    from fowlplay.training import jax_ppo as J  # noqa: N812 - the module read as one short name
-    from fowlplay.training.callbacks import save_snapshot
-    from fowlplay.training.ladder import BestCheckpoint, ladder_scores
-    from fowlplay.training.policy import build_policy, load_policy_state
-    from fowlplay.training.rllib.run import export_checkpoint
-    from fowlplay.training.train import RunInterrupted, RunResult, StopSignals, write_config
-
     aec, games = learner_games(config)
-    twin, s = games.env, games.s
-    optimizer = J.make_optimizer(_learning_rate(config, s), s.max_grad_norm)
-    key = jax.random.PRNGKey(config.seed)
-    init_key, key = jax.random.split(key)
-    params = J.init_params(
-        init_key, twin.observation_shape[0], twin.num_actions, list(s.net_arch), s.embedding
-    )
-    dense = jax.jit(lambda p: J.dense_weights(p, s.embedding))
-    reference = None  # the imitated policy, which `jax.imitate_kl` holds the learner near
-    if checkpoint is None and config.jax.imitate:  # (a key of its own: runs without it draw as they did)
-        from fowlplay.training.imitation import warm_start
-
-        imitate_key = jax.random.fold_in(init_key, 0x1417)
-        params = warm_start(config, params, s, config.ppo.learning_rate, imitate_key, run_dir, verbose)
-        imitated = {name: np.array(value) for name, value in dense(params).items()}
-        facts = {"imitate": config.jax.imitate, "imitate_epochs": config.jax.imitate_epochs}
-        export_checkpoint(  # loadable as any checkpoint
-            aec, config, run_dir / IMITATED, imitated, 0, "imitated", facts, run_dir=run_dir, trainer="jax"
-        )
-        reference = dense(params) if s.imitate_kl else None
-    elif s.imitate_kl:  # a resumed run reads it back
-        reference = _imitated_weights(run_dir, dense(params), trust_checkpoint)
-    pool = {"snapshots_ready": 0, "snapshots_taken": 0}
-    # Snapshots are kept (and saved) dense: an opponent's forward pass on its few rows either way.
-    snapshots = J.empty_snapshots(dense(params), s.snapshot_slots)
-    timesteps, opt_leaves = 0, None
-    if checkpoint is not None:
-        params, opt_leaves, key, timesteps, pool, snapshots = _resume_state(
-            checkpoint, run_dir, params, dense(params), snapshots, trust_checkpoint
-        )
-    opponents = J.Opponents(
-        snapshots=snapshots, ready=jnp.int32(pool["snapshots_ready"]), reference=reference
-    )
-    runner = J.start(games, key, params, optimizer)
-    if opt_leaves is not None:
-        structure = jax.tree_util.tree_structure(runner.opt_state)
-        runner = runner.replace(opt_state=jax.tree_util.tree_unflatten(structure, opt_leaves))
-    runner = runner.replace(timesteps=jnp.int32(timesteps))
-    # Compiled ahead of the loop, so that `seconds` counts learning only (as the other trainers'
-    # start-up is left out) and the compile time is reported on its own.
-    compiling = time.monotonic()
-    update = J.make_update(games, optimizer).lower(runner, opponents).compile()
-    J.push_snapshot(opponents.snapshots, 0, dense(params), s.snapshot_slots)  # compiled here, result unused
-    compile_seconds = time.monotonic() - compiling
-
-    def weights_of(runner) -> dict[str, np.ndarray]:
-        return {name: np.array(value) for name, value in dense(runner.params).items()}  # writable copies
-
-    def playing(weights):
-        agent = aec.possible_agents[0]
-        policy = build_policy(
-            aec.observation_space(agent)["observation"],
-            aec.action_space(agent),
-            list(s.net_arch),
-            s.activation,
-        )
-        load_policy_state(policy, weights)
-        return policy
-
-    def save(stem: Path, kind: str, steps: int, extra: dict | None = None) -> Path:
-        state_path = stem.with_name(stem.name + ".jax.npz")
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        opt = jax.tree_util.tree_leaves(runner.opt_state)
-        arrays = {f"opt_{i}": np.asarray(leaf) for i, leaf in enumerate(opt)}
-        arrays["key"] = np.asarray(jax.random.key_data(runner.key) if _typed(runner.key) else runner.key)
-        if s.embedding is not None:  # the checkpoint's dense layer cannot be factored back
-            arrays.update({f"param_{name}": np.asarray(value) for name, value in runner.params.items()})
-        atomic_write(state_path, lambda handle: np.savez(handle, **arrays))
-        manifest.record(run_dir, [state_path])
-        facts = {**pool, "state": state_path.name, "num_envs": s.num_envs}
-        return export_checkpoint(
-            aec, config, stem, weights_of(runner), steps, kind, facts, extra, run_dir=run_dir, trainer="jax"
-        )
-
-    best = BestCheckpoint.of_run(run_dir)
+    learner = _Learner(config, run_dir, aec, games, checkpoint, verbose, trust_checkpoint)
+    s, timesteps = games.s, learner.timesteps
     write_config(config, run_dir)
-    logger = _Logger(run_dir, config, None if checkpoint is None else timesteps)
-    began = time.monotonic()
+    writer = _summary_writer if config.tensorboard else None
+    log = RunLog(run_dir, None if checkpoint is None else timesteps, list(LOG_COLUMNS), "jax", writer)
+    began, deadline = time.monotonic(), Deadline(config.max_minutes)
     out_of_time = False
-    every, snap_every = config.checkpoint_every, config.opponents.snapshot_every
-    next_periodic = (timesteps // every + 1) * every if every else None
-    next_eval = (timesteps // config.eval_every + 1) * config.eval_every if config.eval_every else None
-    next_snapshot = (timesteps // snap_every + 1) * snap_every
     if verbose:
         start = "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
         print(
             f"fowlplay-train (jax): {config.game}, {start}, {s.num_envs} games x {s.num_steps} decisions "
-            f"per update on {jax.default_backend()} (compiled in {compile_seconds:.0f} s); run directory {run_dir}"
+            f"per update on {jax.default_backend()} (compiled in {learner.compile_seconds:.0f} s); "
+            f"run directory {run_dir}"
         )
-    bar = _progress(config, timesteps)
-    win_rates: dict[str, float] = {}
+    bar = progress(config, timesteps)
     # The run's summary: the last `win_rate_window` games of each opponent kind (one update's games
     # end in waves: fresh games started together end together).
     recent = {name: collections.deque(maxlen=config.win_rate_window) for name in ("all", *_KINDS)}
     with StopSignals() as signals:
+        evaluations = Evaluations(
+            run_dir,
+            aec,
+            config,
+            signals,
+            lambda steps, weights, _: learner.save_best(steps, weights, evaluations),
+        )
+        cadence = Cadence(timesteps)
+        cadence.every(config.opponents.snapshot_every, lambda steps: learner.snapshot(steps, signals))
+        cadence.every(config.eval_every, lambda steps: evaluations.evaluate(steps, learner.weights()))
+        cadence.every(config.checkpoint_every, lambda steps: learner.save_periodic(steps, signals))
         try:
             while timesteps < config.total_timesteps:
                 tick = time.monotonic()
-                runner, metrics = update(runner, opponents)
-                metrics = jax.device_get(metrics)
-                timesteps = int(runner.timesteps)
+                metrics = learner.update()
+                timesteps = learner.timesteps
                 bar.update(s.batch)
-                if timesteps >= next_snapshot:
-                    weights = weights_of(runner)
-                    with signals.hold():
-                        save_snapshot(run_dir / "snapshots", timesteps, weights)
-                    snapshots, ready = J.push_snapshot(
-                        opponents.snapshots, pool["snapshots_ready"], dense(runner.params), s.snapshot_slots
-                    )
-                    pool["snapshots_taken"] += 1
-                    pool["snapshots_ready"] = ready
-                    opponents = opponents._replace(snapshots=snapshots, ready=jnp.int32(ready))
-                    while next_snapshot <= timesteps:
-                        next_snapshot += snap_every
-                win_rates = _win_rates(metrics["episodes"])
                 for won, kind in _ended(metrics["episodes"]):
                     recent["all"].append(won)
                     recent[_KINDS[kind]].append(won)
+                rate = s.batch / (time.monotonic() - tick)
                 with signals.hold():
-                    logger.write(
-                        metrics,
-                        timesteps,
-                        time.monotonic() - began,
-                        s.batch / (time.monotonic() - tick),
-                        win_rates,
-                    )
-                if next_eval is not None and timesteps >= next_eval:
-                    weights = weights_of(runner)
-                    scores = ladder_scores(aec, playing(weights), config.eval_games)
-                    with signals.hold(stop_after=True):
-                        if best.record(timesteps, scores, config.eval_games):
-                            export_checkpoint(
-                                aec, config, run_dir / "best", weights, timesteps, "best", dict(pool),
-                                {"evaluation": best.best}, run_dir=run_dir, trainer="jax",
-                            )  # fmt: skip
-                    while next_eval <= timesteps:
-                        next_eval += config.eval_every
-                if next_periodic is not None and timesteps >= next_periodic:
-                    with signals.hold(stop_after=True):
-                        save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
-                    next_periodic += every
-                if config.max_minutes is not None and time.monotonic() - began > 60 * config.max_minutes:
+                    log.write(timesteps, time.monotonic() - began, rate, _log_values(metrics))
+                cadence.fire(timesteps)
+                if deadline.passed():
                     out_of_time = True
                     break
         except KeyboardInterrupt as stop:
             with signals.hold(stop_after=False):
-                path = save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
+                path = learner.save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
             raise RunInterrupted(path, signal_of(stop)) from None
         finally:
             bar.close()
-            logger.close()
+            log.close()
         seconds = time.monotonic() - began
-        if config.eval_every:
-            weights = weights_of(runner)
-            scores = ladder_scores(aec, playing(weights), config.eval_games)
-            with signals.hold(stop_after=False):
-                if best.record(timesteps, scores, config.eval_games):
-                    export_checkpoint(
-                        aec, config, run_dir / "best", weights, timesteps, "best", dict(pool),
-                        {"evaluation": best.best}, run_dir=run_dir, trainer="jax",
-                    )  # fmt: skip
-        picked = None
-        if best.best is not None and (run_dir / "best.json").exists():
-            picked = {**best.best, "checkpoint": str(run_dir / "best")}
+        # Evaluated again even when the last update was just evaluated (evaluation.csv has the row twice).
+        evaluations.evaluate_last(timesteps, learner.weights(), again=True)
+        picked = evaluations.picked()
         with signals.hold(stop_after=False):
-            path = save(run_dir / "final", "final", timesteps, {"best": picked})
+            path = learner.save(run_dir / "final", "final", timesteps, {"best": picked})
     summary = {name: float(np.mean(games)) for name, games in recent.items() if games}
-    return RunResult(run_dir, path, timesteps, seconds, summary, out_of_time, picked, compile_seconds)
+    return RunResult(run_dir, path, timesteps, seconds, summary, out_of_time, picked, learner.compile_seconds)
+
+
+def _summary_writer(folder: str):
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(folder)
 
 
 def _typed(key) -> bool:
@@ -417,7 +469,6 @@ def _resume_state(
     `jax.cell_embedding`; with one, the trained factors come from the state file)."""
     import jax.numpy as jnp
     from fowlplay.envs.runtime.untrusted import inspect_npz, read_npz
-    from fowlplay.training.callbacks import load_snapshots
 
     metadata = read_metadata(checkpoint)
     facts = metadata.get("jax")
@@ -484,66 +535,21 @@ def _win_rates(episodes: dict) -> dict[str, float]:
     return rates
 
 
+def _log_values(metrics: dict) -> dict[str, Any]:
+    """An update's row of logs/progress.csv after its first columns (`training.loop.RunLog`)."""
+    win_rates = _win_rates(metrics["episodes"])
+    return {
+        "episodes": int(np.asarray(metrics["episodes"]["done"]).sum()),
+        **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")},
+        "clip_fraction": float(metrics["clip_fraction"]),
+        "explained_variance": float(metrics["explained_variance"]),
+        "win_rate": win_rates.get("all", ""),
+        **{f"win_rate_{k}": win_rates[k] for k in _KINDS if k in win_rates},
+    }
+
+
 def _ended(episodes: dict) -> list[tuple[bool, int]]:
     """(won, opponent kind) of each game that ended in an update, in slot order."""
     done = np.asarray(episodes["done"], bool)
     won = np.asarray(episodes["outcome"])[done] > 0
     return list(zip(won.tolist(), np.asarray(episodes["opponent"])[done].tolist()))
-
-
-def _progress(config: TrainConfig, initial: int):
-    from tqdm import tqdm
-
-    return tqdm(
-        total=config.total_timesteps,
-        initial=min(initial, config.total_timesteps),
-        unit="dec",
-        disable=not config.progress_bar,
-        dynamic_ncols=True,
-    )
-
-
-class _Logger:
-    """logs/progress.csv (progress_resumed_<N>.csv after a resume) and TensorBoard event files."""
-
-    def __init__(self, run_dir: Path, config: TrainConfig, resumed_at: int | None) -> None:
-        logs = run_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
-        self._file = open(logs / name, "w", newline="")  # noqa: SIM115 - closed in close()
-        self._csv = csv.DictWriter(self._file, fieldnames=list(LOG_COLUMNS))
-        self._csv.writeheader()
-        self._tb = None
-        if config.tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._tb = SummaryWriter(str(logs))
-        self._iteration = 0
-
-    def write(self, metrics: dict, timesteps: int, seconds: float, rate: float, win_rates: dict) -> None:
-        """One row per update."""
-        self._iteration += 1
-        row: dict[str, Any] = {
-            "timesteps": timesteps,
-            "iteration": self._iteration,
-            "seconds": round(seconds, 2),
-            "decisions_per_s": round(rate, 1),
-            "episodes": int(np.asarray(metrics["episodes"]["done"]).sum()),
-            **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")},
-            "clip_fraction": float(metrics["clip_fraction"]),
-            "explained_variance": float(metrics["explained_variance"]),
-            "win_rate": win_rates.get("all", ""),
-            **{f"win_rate_{k}": win_rates[k] for k in _KINDS if k in win_rates},
-        }
-        self._csv.writerow(row)
-        self._file.flush()
-        if self._tb is not None:
-            for key, value in row.items():
-                if key not in ("timesteps", "iteration") and value != "":
-                    self._tb.add_scalar(f"jax/{key}", value, timesteps)
-
-    def close(self) -> None:
-        """Flush and close the files."""
-        self._file.close()
-        if self._tb is not None:
-            self._tb.close()
