@@ -9,8 +9,8 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from fowlplay import envs  # noqa: E402
-from fowlplay.evaluation import batched_bench  # noqa: E402
-from fowlplay.evaluation.benchmark import main  # noqa: E402
+from fowlplay.evaluation.benchmark import batched as batched_bench  # noqa: E402
+from fowlplay.evaluation.benchmark.cli import main  # noqa: E402
 
 
 def test_the_random_policy_is_legal_and_uniform():
@@ -36,7 +36,7 @@ def test_a_tiny_run_measures_a_twin_beside_its_aec_figure():
 
 
 def test_rounds_keep_each_games_fastest_aec_figure_measured_after_the_rollouts(monkeypatch):
-    from fowlplay.evaluation import benchmark
+    from fowlplay.evaluation.benchmark import aec as benchmark
 
     rates, order = iter([3.0, 7.0, 5.0]), []
     monkeypatch.setattr(

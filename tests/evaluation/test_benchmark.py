@@ -110,7 +110,7 @@ def test_training_figures_sit_beside_the_env_rate(tmp_path):
 
 
 def test_figures_can_be_timed_on_cpu_time_for_a_busy_machine(tmp_path, capsys):
-    from fowlplay.evaluation import benchmark
+    from fowlplay.evaluation.benchmark import cli as benchmark
 
     out = tmp_path / "bench.json"
     argv = ["--seconds", "0.05", "--no-reference", "--games", "chicken_v1", "--clock", "cpu"]
@@ -126,7 +126,7 @@ def test_figures_can_be_timed_on_cpu_time_for_a_busy_machine(tmp_path, capsys):
 
 
 def test_rounds_keep_each_rows_fastest_figure_and_rate_against_the_fastest_anchor(monkeypatch, tmp_path):
-    from fowlplay.evaluation import benchmark
+    from fowlplay.evaluation.benchmark import cli as benchmark
 
     # Scripted re-measurements: the anchor's second round is its fastest, the game's third.
     again = {
@@ -152,7 +152,7 @@ def test_rounds_keep_each_rows_fastest_figure_and_rate_against_the_fastest_ancho
 
 
 def test_a_real_second_round_measures_every_anchor_and_game_again():
-    from fowlplay.evaluation import benchmark
+    from fowlplay.evaluation.benchmark import aec as benchmark
 
     rows = [
         {"game": "pettingzoo:leduc_holdem_v4", "players": 2, "aec_decisions_per_s": 1.0},
@@ -165,7 +165,7 @@ def test_a_real_second_round_measures_every_anchor_and_game_again():
 
 
 def test_the_jax_training_bar_names_each_game_below_it_with_its_lowest_ratio():
-    from fowlplay.evaluation.benchmark import JAX_TRAINING_BAR, _jax_bar
+    from fowlplay.evaluation.benchmark.cli import JAX_TRAINING_BAR, _jax_bar
 
     def row(game, trainer, load, rate):
         return {"game": game, "trainer": trainer, "load": load, "decisions_per_s": rate}

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from fowlplay.envs.runtime.threads import passive_threads
-from fowlplay.training.bench import (
+from fowlplay.evaluation.benchmark.training import (
     BENCH_IMITATE,
     competing_load,
     default_config,
@@ -74,7 +74,7 @@ def test_the_competing_load_stops_by_itself_when_the_bench_is_killed(tmp_path):
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from fowlplay.training.bench import competing_load\n"
+            "from fowlplay.evaluation.benchmark.training import competing_load\n"
             "with competing_load(2) as busy:\n"
             "    open(sys.argv[1], 'w').write(' '.join(str(p.pid) for p in busy))\n"
             "    time.sleep(60)\n",
@@ -133,7 +133,7 @@ def test_openmp_is_asked_to_sleep_unless_the_user_chose(monkeypatch):
 
 def test_configs_are_found_without_the_checkout_or_named_in_a_clear_error(tmp_path, monkeypatch, capsys):
     """An installed package has no configs/ beside its code: ./configs, then --config-dir, find them."""
-    from fowlplay.training import bench
+    from fowlplay.evaluation.benchmark import training as bench
 
     monkeypatch.setattr(bench, "CONFIG_DIR", tmp_path / "site-packages" / "configs")  # as installed
     monkeypatch.chdir(tmp_path)
@@ -152,7 +152,7 @@ def test_configs_are_found_without_the_checkout_or_named_in_a_clear_error(tmp_pa
 
 
 def test_fowlplay_bench_training_refuses_a_config_dir_without_the_configs(tmp_path, capsys):
-    from fowlplay.evaluation.benchmark import main
+    from fowlplay.evaluation.benchmark.cli import main
 
     with pytest.raises(SystemExit):
         main(["--games", "chicken_v1", "--training", "--config-dir", str(tmp_path), "--no-reference"])
@@ -178,7 +178,7 @@ def fake_checkout(root, layout: str):
 
 @pytest.mark.parametrize("layout", ["namespace", "top"])
 def test_another_checkout_trains_with_its_own_code(tmp_path, layout):
-    from fowlplay.training.bench import checkout_decisions_per_second, checkout_layout
+    from fowlplay.evaluation.benchmark.training import checkout_decisions_per_second, checkout_layout
 
     root = fake_checkout(tmp_path / "tree", layout)
     assert checkout_layout(root) == layout
@@ -189,7 +189,7 @@ def test_another_checkout_trains_with_its_own_code(tmp_path, layout):
 def test_this_checkout_measured_as_another_gives_a_real_row():
     from pathlib import Path
 
-    from fowlplay.training.bench import checkout_decisions_per_second
+    from fowlplay.evaluation.benchmark.training import checkout_decisions_per_second
 
     here = Path(__file__).resolve().parents[2]
     row = checkout_decisions_per_second(here, "chicken_v1", decisions=128, overrides=dict(TINY))
@@ -199,7 +199,7 @@ def test_this_checkout_measured_as_another_gives_a_real_row():
 
 
 def test_a_checkout_whose_run_fails_ends_in_an_error_not_a_traceback(tmp_path, capsys):
-    from fowlplay.training.bench import main
+    from fowlplay.evaluation.benchmark.training import main
 
     root = fake_checkout(tmp_path / "tree", "top")
     argv = ["--games", "chicken_v1", "--loads", "0", "--decisions", "128", "--checkout", f"old:{root}"]
@@ -211,7 +211,7 @@ def test_a_checkout_whose_run_fails_ends_in_an_error_not_a_traceback(tmp_path, c
 
 
 def test_a_folder_that_is_no_checkout_is_refused(tmp_path, capsys):
-    from fowlplay.training.bench import main
+    from fowlplay.evaluation.benchmark.training import main
 
     with pytest.raises(SystemExit):
         main(["--games", "chicken_v1", "--checkout", f"old:{tmp_path}"])

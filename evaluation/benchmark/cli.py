@@ -10,7 +10,9 @@ legal actions at every decision), each when installed. Every loop seeds its firs
 resets unseeded after that (a seeded reset of PettingZoo's RLCard-backed Leduc rebuilds the
 RLCard env and costs about 17 unseeded ones), so the ratios compare the games, not reseeding.
 
-`fowlplay-bench --batched` times the JAX twins instead (evaluation/batched_bench.py).
+`fowlplay-bench --batched` times the JAX twins instead (`evaluation.benchmark.batched`), and
+`fowlplay-bench --training` adds the trainers' rates (`evaluation.benchmark.training`); the figures
+themselves are measured in `evaluation.benchmark.aec`.
 """
 
 from __future__ import annotations
@@ -18,288 +20,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
-import time
-import tracemalloc
-from collections.abc import Callable
 
-import numpy as np
 from fowlplay import envs
-from fowlplay.envs.core.testing import random_legal
 from fowlplay.envs.runtime.cli import integer
+from fowlplay.evaluation.benchmark import batched
+from fowlplay.evaluation.benchmark.aec import (
+    CLOCKS,
+    RLCARD_LEDUC,
+    aec_rate_again,
+    bench_game,
+    keep_best_of_rounds,
+    machine,
+    reference_rows,
+    use_clock,
+)
 
 #: The bars of the throughput issue, at each game's default player count through the AEC API:
 #: at least this many times PettingZoo's Leduc, and at least as fast as RLCard's raw Leduc.
 TARGET_RATIO_TO_LEDUC = 5.0
 TARGET_RATIO_TO_RLCARD = 1.0
-
-
-#: The clocks a figure can be timed on. "wall" is what a user waits; "cpu" is this process's CPU
-#: time, which on a busy machine leaves out the time other programs held the cores (every loop here
-#: is single-threaded, so on an idle machine the two agree).
-CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
-_clock = CLOCKS["wall"]
-
-
-def use_clock(name: str) -> None:
-    """Time every following figure on clock `name` ("wall" or "cpu")."""
-    global _clock
-    if name not in CLOCKS:
-        raise ValueError(f"unknown clock {name!r}; allowed: {list(CLOCKS)}")
-    _clock = CLOCKS[name]
-
-
-def _timed(body: Callable[[], int], seconds: float) -> float:
-    """Call `body` (which returns how many units it did) until `seconds` pass; units per second."""
-    body()  # warm-up: imports, caches
-    done, start = 0, _clock()
-    while True:
-        done += body()
-        elapsed = _clock() - start
-        if elapsed >= seconds:
-            return done / elapsed
-
-
-def aec_decisions_per_second(env, seconds: float) -> float:
-    """Masked random play through agent_iter / last / step, counting live decisions.
-
-    The first game is seeded; later ones reset unseeded (the env's own generator goes on), the
-    way a training loop resets, so an env whose seeded reset is costly is not penalised for it.
-    """
-    rng = np.random.default_rng(0)
-    env.reset(seed=0)
-
-    def one_game() -> int:
-        env.reset()
-        decisions = 0
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            env.step(random_legal(obs["action_mask"], rng))
-            decisions += 1
-        return decisions
-
-    return _timed(one_game, seconds)
-
-
-def engine_decisions_per_second(env, seconds: float) -> float:
-    """Masked random play on the rules engine alone (no observations, no AEC bookkeeping)."""
-    rng = np.random.default_rng(0)
-    game_cls, options = env.game_cls, env.options
-    seeds = iter(range(10**9))
-
-    def one_game() -> int:
-        game = game_cls(options, np.random.default_rng(next(seeds)))
-        decisions = 0
-        while not game.over:
-            game.apply(random_legal(game.legal_mask(), rng))
-            decisions += 1
-        return decisions
-
-    return _timed(one_game, seconds)
-
-
-def _mid_game(env, steps: int = 10) -> None:
-    env.reset(seed=1)
-    rng = np.random.default_rng(1)
-    for _ in range(steps):
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            break
-        env.step(random_legal(env.observe(agent)["action_mask"], rng))
-
-
-def per_second(action: Callable[[], object], seconds: float, batch: int = 50) -> float:
-    """Calls per second of `action`."""
-
-    def body() -> int:
-        for _ in range(batch):
-            action()
-        return batch
-
-    return _timed(body, seconds)
-
-
-def memory_per_env(make: Callable[[], object], count: int = 50) -> float:
-    """Bytes held per environment after reset and a few moves (tracemalloc, averaged)."""
-    keep = []
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    for _ in range(count):
-        env = make()
-        _mid_game(env)
-        keep.append(env)
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    return (after - before) / count
-
-
-def bench_game(name: str, num_players: int, seconds: float) -> dict:
-    """Every figure for one game and player count."""
-    env = envs.make(name, num_players=num_players)
-    row = {"game": name, "players": num_players}
-    row["aec_decisions_per_s"] = aec_decisions_per_second(env, seconds)
-    row["engine_decisions_per_s"] = engine_decisions_per_second(env, seconds)
-    row["resets_per_s"] = per_second(lambda: env.reset(seed=3), seconds / 4)
-    _mid_game(env)
-    row["clones_per_s"] = per_second(env.clone, seconds / 4)
-    agent = env.possible_agents[0]
-    twin = env.clone()
-    row["resamples_per_s"] = per_second(lambda: twin.resample_hidden(agent, seed=5), seconds / 4)
-    row["bytes_per_env"] = memory_per_env(lambda: envs.make(name, num_players=num_players))
-    return row
-
-
-def _pettingzoo_classic(name: str):
-    """PettingZoo's classic game module `name` (ImportError when pettingzoo[classic] is missing)."""
-    from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
-
-    return {"leduc_holdem_v4": leduc_holdem_v4, "texas_holdem_v4": texas_holdem_v4}[name]
-
-
-def bench_reference(name: str, seconds: float) -> dict | None:
-    """The same AEC loop on a PettingZoo classic game, or None when it is not installed."""
-    try:
-        module = _pettingzoo_classic(name)
-    except ImportError:
-        return None
-    env = module.env()
-    row = {"game": f"pettingzoo:{name}", "players": 2}
-    row["aec_decisions_per_s"] = aec_decisions_per_second(env, seconds)
-    env.reset(seed=3)
-    row["resets_per_s"] = per_second(env.reset, seconds / 4)
-    row["bytes_per_env"] = memory_per_env(module.env)
-    return row
-
-
-RLCARD_LEDUC = "rlcard:leduc-holdem"
-OPENSPIEL_LEDUC = "openspiel:leduc_poker (C++)"
-
-
-def bench_rlcard_leduc(seconds: float) -> dict | None:
-    """RLCard's Leduc without PettingZoo: reset / legal actions / step, or None if not installed."""
-    try:
-        import rlcard
-    except ImportError:
-        return None
-    env = rlcard.make("leduc-holdem", config={"seed": 0})
-    row = {"game": RLCARD_LEDUC, "players": 2}
-    row["aec_decisions_per_s"] = rlcard_leduc_decisions_per_second(env, seconds)
-    row["resets_per_s"] = per_second(env.reset, seconds / 4)
-    return row
-
-
-def rlcard_leduc_decisions_per_second(env, seconds: float) -> float:
-    """Masked random play on an RLCard env: reset, legal actions, step."""
-    rng = np.random.default_rng(0)
-
-    def one_game() -> int:
-        state, _ = env.reset()
-        decisions = 0
-        while not env.is_over():
-            legal = list(state["legal_actions"])
-            state, _ = env.step(legal[rng.integers(len(legal))])
-            decisions += 1
-        return decisions
-
-    return _timed(one_game, seconds)
-
-
-def bench_openspiel_leduc(seconds: float) -> dict | None:
-    """OpenSpiel's C++ Leduc through pyspiel, with each decision's observation and legal actions."""
-    try:
-        import pyspiel
-    except ImportError:
-        return None
-    game = pyspiel.load_game("leduc_poker")
-    row = {"game": OPENSPIEL_LEDUC, "players": 2}
-    row["aec_decisions_per_s"] = openspiel_decisions_per_second(game, seconds)
-    row["resets_per_s"] = per_second(game.new_initial_state, seconds / 4)
-    return row
-
-
-def openspiel_decisions_per_second(game, seconds: float) -> float:
-    """Masked random play on a pyspiel game, with each decision's observation and legal actions."""
-    rng = np.random.default_rng(0)
-
-    def one_game() -> int:
-        state = game.new_initial_state()
-        decisions = 0
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_action(_sample_outcome(state.chance_outcomes(), rng.random()))
-                continue
-            player = state.current_player()
-            state.observation_tensor(player)
-            legal = state.legal_actions(player)
-            state.apply_action(legal[rng.integers(len(legal))])
-            decisions += 1
-        return decisions
-
-    return _timed(one_game, seconds)
-
-
-def _sample_outcome(outcomes: list[tuple[int, float]], u: float) -> int:
-    """The chance outcome that the uniform draw `u` falls on (cheaper than rng.choice with p)."""
-    for outcome, probability in outcomes:
-        u -= probability
-        if u < 0:
-            return outcome
-    return outcomes[-1][0]
-
-
-def aec_rate_again(row: dict, seconds: float) -> float:
-    """Measure the AEC decisions/s of `row` (a game or an anchor) once more, on a fresh env."""
-    name = row["game"]
-    if name == RLCARD_LEDUC:
-        import rlcard
-
-        return rlcard_leduc_decisions_per_second(rlcard.make("leduc-holdem", config={"seed": 0}), seconds)
-    if name == OPENSPIEL_LEDUC:
-        import pyspiel
-
-        return openspiel_decisions_per_second(pyspiel.load_game("leduc_poker"), seconds)
-    if name.startswith("pettingzoo:"):
-        return aec_decisions_per_second(_pettingzoo_classic(name.split(":", 1)[1]).env(), seconds)
-    return aec_decisions_per_second(envs.make(name, num_players=row["players"]), seconds)
-
-
-def keep_best_of_rounds(rows: list[dict], rounds: int, seconds: float) -> None:
-    """Measure every row's AEC rate in `rounds - 1` more rounds and keep each row's fastest.
-
-    Each round measures every row once, in table order, so the games and the anchors they are
-    compared with take turns at whatever else the machine is doing. On a shared machine a figure
-    is only ever slowed down by the other programs (caches, cores, frequency), never sped up, so the
-    fastest of several rounds is the closest to the code's own speed; the ratios are then taken
-    between best figures.
-    """
-    for _ in range(rounds - 1):
-        for row in rows:
-            row["aec_decisions_per_s"] = max(row["aec_decisions_per_s"], aec_rate_again(row, seconds))
-    for row in rows:
-        row["aec_rounds"] = rounds
-
-
-def machine() -> dict:
-    """What the figures were measured on: CPU, cores, Python, and how busy the machine was."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            names = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "load_average_1min": load,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-    }
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -330,24 +69,6 @@ def format_table(rows: list[dict]) -> str:
 
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def reference_rows(seconds: float) -> list[dict]:
-    """The anchors that are installed, each measured at its best with the same random loop."""
-    rows = []
-    for reference in ("leduc_holdem_v4", "texas_holdem_v4"):
-        row = bench_reference(reference, seconds)
-        if row is None:
-            print("pettingzoo[classic] is not installed: no PettingZoo anchors", file=sys.stderr)
-            break
-        rows.append(row)
-    for bench, what in ((bench_rlcard_leduc, "rlcard"), (bench_openspiel_leduc, "open_spiel")):
-        row = bench(seconds)
-        if row is None:
-            print(f"{what} is not installed: no {what} anchor", file=sys.stderr)
-        else:
-            rows.append(row)
-    return rows
 
 
 def verdict(rows: list[dict]) -> str:
@@ -390,7 +111,11 @@ def training_table(
     """Train each chosen game with its config (idle, then loaded) by each trainer (ppo, and jax where
     JAX is installed), side by side; print and return the figures."""
     try:
-        from fowlplay.training.bench import LOADED_SHARE_BAR, loaded_shares, training_decisions_per_second
+        from fowlplay.evaluation.benchmark.training import (
+            LOADED_SHARE_BAR,
+            loaded_shares,
+            training_decisions_per_second,
+        )
     except ImportError as error:  # the [train] extra is missing
         raise SystemExit(f"fowlplay-bench --training needs the [train] extra: {error}") from error
     env_rate = {r["game"]: r["aec_decisions_per_s"] for r in rows if r.get("default_players")}
@@ -486,8 +211,8 @@ def _seconds(text: str) -> float:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print the table (and write JSON with --json)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fowlplay-bench", description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(envs.ENV_NAMES), choices=envs.ENV_NAMES)
     parser.add_argument(
@@ -558,37 +283,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="with --batched: decisions per game in one timed rollout",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table (and write JSON with --json)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.training_decisions < 1:
-        parser.error(f"--training-decisions must be >= 1; got {args.training_decisions}")
-    if not args.batched and (args.batch_sizes or args.steps):
-        parser.error("--batch-sizes and --steps go with --batched")
-    if args.batched and args.training:
-        parser.error("--batched and --training are separate runs: choose one")
-    if args.json_path and not os.path.isdir(os.path.dirname(os.path.abspath(args.json_path))):
-        parser.error(f"--json {args.json_path}: its folder does not exist")
-    chosen = {}
-    for name in args.games:
-        counts = list(envs.player_counts(name))
-        if args.players == "default":
-            chosen[name] = [envs.make(name).options.num_players]
-        elif args.players == "all":
-            chosen[name] = counts
-        elif int(args.players) in counts:
-            chosen[name] = [int(args.players)]
-    if not any(chosen.values()):
-        parser.error(f"no game chosen supports --players {args.players}")
-
+    chosen = _chosen(parser, args)
     if args.training:
-        from fowlplay.envs.runtime.threads import passive_threads
-        from fowlplay.training.bench import default_config
-
-        try:
-            for name in chosen:
-                default_config(name, args.config_dir)
-        except FileNotFoundError as error:
-            parser.error(str(error))
-        passive_threads()  # before the training runs import torch
+        _ready_to_train(parser, chosen, args.config_dir)
     use_clock(args.clock)
     where = machine()
     print(
@@ -599,29 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall time'})")
     if args.batched:
-        from fowlplay.evaluation import batched_bench
-
-        return batched_bench.main(args, chosen, where)
-    if args.rounds > 1:
-        print(f"AEC decisions/s: the fastest of {args.rounds} rounds, games and anchors taking turns")
-    rows = [] if args.no_reference else reference_rows(args.seconds)
-    for name, counts in chosen.items():
-        default = envs.make(name).options.num_players
-        for n in counts:
-            row = bench_game(name, n, args.seconds)
-            row["default_players"] = n == default
-            rows.append(row)
-    keep_best_of_rounds(rows, args.rounds, args.seconds)
-    anchors = {r["game"]: r["aec_decisions_per_s"] for r in rows}
-    leduc = anchors.get("pettingzoo:leduc_holdem_v4")
-    rlcard = anchors.get(RLCARD_LEDUC)
-    for row in rows:
-        row["ratio_to_leduc"] = None if leduc is None else row["aec_decisions_per_s"] / leduc
-        row["ratio_to_rlcard"] = None if rlcard is None else row["aec_decisions_per_s"] / rlcard
-    print(format_table(rows))
-    bars = verdict(rows)
-    if bars:
-        print("\n" + bars)
+        return batched.main(args, chosen, where)
+    rows = _aec_table(args, chosen)
     training = (
         training_table(rows, chosen, args.training_decisions, args.config_dir, args.trainers)
         if args.training
@@ -646,5 +329,64 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, list[int]]:
+    """The player counts to measure per game, once the arguments that go together are checked."""
+    if args.training_decisions < 1:
+        parser.error(f"--training-decisions must be >= 1; got {args.training_decisions}")
+    if not args.batched and (args.batch_sizes or args.steps):
+        parser.error("--batch-sizes and --steps go with --batched")
+    if args.batched and args.training:
+        parser.error("--batched and --training are separate runs: choose one")
+    if args.json_path and not os.path.isdir(os.path.dirname(os.path.abspath(args.json_path))):
+        parser.error(f"--json {args.json_path}: its folder does not exist")
+    chosen = {}
+    for name in args.games:
+        counts = list(envs.player_counts(name))
+        if args.players == "default":
+            chosen[name] = [envs.make(name).options.num_players]
+        elif args.players == "all":
+            chosen[name] = counts
+        elif int(args.players) in counts:
+            chosen[name] = [int(args.players)]
+    if not any(chosen.values()):
+        parser.error(f"no game chosen supports --players {args.players}")
+    return chosen
+
+
+def _ready_to_train(parser: argparse.ArgumentParser, chosen: dict[str, list[int]], config_dir) -> None:
+    """Refuse a game without its training config; then keep idle threads from spinning (before the
+    training runs import torch)."""
+    from fowlplay.envs.runtime.threads import passive_threads
+    from fowlplay.evaluation.benchmark.training import default_config
+
+    try:
+        for name in chosen:
+            default_config(name, config_dir)
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    passive_threads()  # before the training runs import torch
+
+
+def _aec_table(args: argparse.Namespace, chosen: dict[str, list[int]]) -> list[dict]:
+    """Measure the anchors and every chosen game, `--rounds` times; print the table and its bars."""
+    if args.rounds > 1:
+        print(f"AEC decisions/s: the fastest of {args.rounds} rounds, games and anchors taking turns")
+    rows = [] if args.no_reference else reference_rows(args.seconds)
+    for name, counts in chosen.items():
+        default = envs.make(name).options.num_players
+        for n in counts:
+            row = bench_game(name, n, args.seconds)
+            row["default_players"] = n == default
+            rows.append(row)
+    keep_best_of_rounds(rows, args.rounds, args.seconds, aec_rate_again)
+    anchors = {r["game"]: r["aec_decisions_per_s"] for r in rows}
+    leduc = anchors.get("pettingzoo:leduc_holdem_v4")
+    rlcard = anchors.get(RLCARD_LEDUC)
+    for row in rows:
+        row["ratio_to_leduc"] = None if leduc is None else row["aec_decisions_per_s"] / leduc
+        row["ratio_to_rlcard"] = None if rlcard is None else row["aec_decisions_per_s"] / rlcard
+    print(format_table(rows))
+    bars = verdict(rows)
+    if bars:
+        print("\n" + bars)
+    return rows

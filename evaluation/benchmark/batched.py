@@ -7,7 +7,7 @@ batch of games dealt by `jax.vmap(init)`, then `steps` decisions of uniformly ra
 Every step of the scan is one agent decision of every game in the batch (none of the twins has
 chance or forced steps as decisions), so decisions/s = batch x steps / seconds. Beside them it
 measures each game's AEC figure through `envs.make` with the same masked random loop as
-`fowlplay-bench` (evaluation/benchmark.py), in the same run. Compile time is the time to lower and
+`fowlplay-bench` (`evaluation.benchmark.aec`), in the same run. Compile time is the time to lower and
 compile one rollout; memory is the State's bytes per game, and XLA's temporary buffers of the
 compiled rollout divided by the batch.
 """
@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from fowlplay import envs
+from fowlplay.evaluation.benchmark.aec import CLOCKS, aec_rate_again, keep_best_of_rounds
 
 #: The batch sizes of the bars' table (issue 29: 1 to 8192).
 BATCH_SIZES = (1, 8, 64, 512, 2048, 8192)
@@ -169,8 +170,6 @@ def run(
     figure of this run: measured after every rollout (so no compile runs beside it), `rounds` times
     with the games taking turns, keeping each game's fastest (the twins' figures are the fastest of
     `repeats` rollouts: both sides get their best)."""
-    from fowlplay.evaluation.benchmark import aec_rate_again, keep_best_of_rounds
-
     rows, aec_rows = [], []
     targets = [(PGX_LEDUC, None, None)] if pgx_leduc else []
     targets += [(name, name, n) for name, counts in games.items() for n in counts]
@@ -210,8 +209,6 @@ def main(args, chosen: dict[str, list[int]], machine: dict) -> int:
     import importlib.util
     import json
     import os
-
-    from fowlplay.evaluation.benchmark import CLOCKS
 
     if importlib.util.find_spec("jax") is None:
         raise SystemExit(

@@ -8,7 +8,7 @@ happens), so the figure shows how training fares on a machine that is doing some
 user's machine usually is. The wall-clock cap `max_minutes` is only a safety net; a run it cuts is
 reported (`cut: True`, and a warning on stderr).
 
-    python -m fowlplay.training.bench --games chicken_v1 murder_most_fowl_v0 --loads 0 2
+    python -m fowlplay.evaluation.benchmark.training --games chicken_v1 murder_most_fowl_v0 --loads 0 2
 
 Compare two settings in the same command (`--set`, repeated rounds interleave them), not across
 commands: another program's load changes every figure.
@@ -33,7 +33,7 @@ from fowlplay.envs.runtime.threads import passive_threads
 
 #: The configs folder of a source checkout (the package's folders sit beside it). An installed
 #: package has no such folder: its users pass `config_dir` or run from a checkout's root.
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 #: Default budget: ten rollouts of the default configs (2048 decisions each).
 DEFAULT_DECISIONS = 20_480
 
@@ -345,10 +345,10 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Measure each game under each load (and each --set variant, interleaved) and print the table."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="python -m fowlplay.training.bench", description=__doc__.splitlines()[0]
+        prog="python -m fowlplay.evaluation.benchmark.training", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--games", nargs="+", default=list(envs.ENV_NAMES), choices=envs.ENV_NAMES)
     parser.add_argument("--decisions", type=int, default=DEFAULT_DECISIONS, help="learner decisions per run")
@@ -373,7 +373,38 @@ def main(argv: list[str] | None = None) -> int:
         help="another fowlplay checkout (e.g. a git worktree of an older commit) measured beside this "
         "one with its own code and configs, in turns (repeatable)",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure each game under each load (and each --set variant, interleaved) and print the table."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    checkouts = _checkouts(parser, args)
+    try:
+        for game in args.games:
+            default_config(game, args.config_dir)
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    passive_threads()  # before the first run imports torch
+    variants = _variants(args.variant)
+    print(uptime(), flush=True)
+    rows: list[dict[str, Any]] = []
+    for _ in range(args.rounds):
+        for game in args.games:
+            for load in args.loads:
+                failed = _measure_turn(game, load, args.decisions, args.config_dir, variants, checkouts, rows)
+                if failed:
+                    print(format_rows(rows), flush=True)
+                    print(f"{parser.prog}: error: {failed}", file=sys.stderr)
+                    return 1
+    print(format_rows(rows))
+    print(uptime())
+    return 0
+
+
+def _checkouts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The --checkout folders by label, each holding a config of every chosen game."""
     checkouts: list[tuple[str, Path]] = []
     for spec in args.checkout:
         label, colon, folder = spec.partition(":")
@@ -385,51 +416,55 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             parser.error(f"--checkout {spec}: {error}")
         checkouts.append((label, Path(folder)))
-    try:
-        for game in args.games:
-            default_config(game, args.config_dir)
-    except FileNotFoundError as error:
-        parser.error(str(error))
-    passive_threads()  # before the first run imports torch
+    return checkouts
+
+
+def _variants(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The config as written, then each --variant LABEL:KEY=VALUE;... (values read as YAML)."""
     import yaml
 
     variants: list[tuple[str, dict[str, Any]]] = [("config", {})]
-    for spec in args.variant:
+    for spec in specs:
         label, _, pairs = spec.partition(":")
         settings = {}
         for pair in filter(None, pairs.split(";")):
             key, _, value = pair.partition("=")
             settings[key] = yaml.safe_load(value)
         variants.append((label, settings))
-    print(uptime(), flush=True)
-    rows = []
-    for _ in range(args.rounds):
-        for game in args.games:
-            for load in args.loads:
-                for label, settings in variants:
-                    row = training_decisions_per_second(
-                        game,
-                        decisions=args.decisions,
-                        load=load,
-                        overrides=settings,
-                        config_dir=args.config_dir,
-                    )
-                    row["label"] = label
-                    rows.append(row)
-                    print(format_rows([row]).splitlines()[-1], flush=True)
-                for label, folder in checkouts:
-                    try:
-                        row = checkout_decisions_per_second(folder, game, decisions=args.decisions, load=load)
-                    except RuntimeError as error:  # that checkout's own run failed: say why, keep ours
-                        print(format_rows(rows), flush=True)
-                        print(f"{parser.prog}: error: --checkout {label}: {error}", file=sys.stderr)
-                        return 1
-                    row["label"] = label
-                    rows.append(row)
-                    print(format_rows([row]).splitlines()[-1], flush=True)
-    print(format_rows(rows))
-    print(uptime())
-    return 0
+    return variants
+
+
+def _measure_turn(
+    game: str,
+    load: int,
+    decisions: int,
+    config_dir: str | None,
+    variants: list[tuple[str, dict[str, Any]]],
+    checkouts: list[tuple[str, Path]],
+    rows: list[dict[str, Any]],
+) -> str | None:
+    """One turn of `game` under `load`: each variant of this checkout, then each other checkout, every
+    row printed as it comes and added to `rows`; the error of another checkout whose run failed."""
+    for label, settings in variants:
+        row = training_decisions_per_second(
+            game,
+            decisions=decisions,
+            load=load,
+            overrides=settings,
+            config_dir=config_dir,
+        )
+        row["label"] = label
+        rows.append(row)
+        print(format_rows([row]).splitlines()[-1], flush=True)
+    for label, folder in checkouts:
+        try:
+            row = checkout_decisions_per_second(folder, game, decisions=decisions, load=load)
+        except RuntimeError as error:  # that checkout's own run failed: say why, keep ours
+            return f"--checkout {label}: {error}"
+        row["label"] = label
+        rows.append(row)
+        print(format_rows([row]).splitlines()[-1], flush=True)
+    return None
 
 
 if __name__ == "__main__":
