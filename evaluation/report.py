@@ -132,10 +132,15 @@ def _models(agents: list[dict]) -> list[str]:
 
 def markdown(summary: dict) -> str:
     """report.md: the configuration, pairwise results, score matrix, ratings, games and latency."""
+    out = _preamble(summary) + _pairwise(summary) + _ratings(summary) + _games(summary) + _agents(summary)
+    return "\n".join(out)
+
+
+def _preamble(summary: dict) -> list[str]:
+    """The title, the command that reproduces the report, the settings, and the agents."""
     cfg = summary["config"]
     players = cfg["players"]
-    labels = [a["label"] for a in cfg["agents"]]
-    out = [
+    return [
         f"# Evaluation: {cfg['game']}, {players} players",
         "",
         f"Reproduce: `{summary['command']}`",
@@ -148,6 +153,14 @@ def markdown(summary: dict) -> str:
         "Agents: " + ", ".join(f"`{a['label']}` ({a['spec']})" for a in cfg["agents"]),
         "",
         *_models(cfg["agents"]),
+    ]
+
+
+def _pairwise(summary: dict) -> list[str]:
+    """Every agent's results against every opponent, then the score matrix."""
+    players = summary["config"]["players"]
+    labels = [a["label"] for a in summary["config"]["agents"]]
+    out = [
         "## Pairwise results",
         "",
         "Score = (W + 0.5·D) / N for the row agent against the column opponent; a duplicate match "
@@ -194,7 +207,11 @@ def markdown(summary: dict) -> str:
     ]
     scores = {(r["agent"], r["opponent"]): r["score"] for r in summary["pairwise"]}
     matrix = [[a, *[_num(scores.get((a, b), math.nan)) for b in labels]] for a in labels]
-    out += [_table(["", *labels], matrix), "", "## Ratings", ""]
+    return [*out, _table(["", *labels], matrix), ""]
+
+
+def _ratings(summary: dict) -> list[str]:
+    """The Elo ratings (and OpenSkill's, where the summary has them)."""
     rating_rows = []
     has_skill = any("openskill_mu" in r for r in summary["ratings"])
     for r in summary["ratings"]:
@@ -213,9 +230,13 @@ def markdown(summary: dict) -> str:
     header = ["agent", "games", "Elo (Bradley–Terry) [95% bootstrap]"]
     if has_skill:
         header += ["OpenSkill mu", "sigma", "ordinal (mu − 3σ)"]
-    out += [_table(header, rating_rows), ""]
+    return ["## Ratings", "", _table(header, rating_rows), ""]
+
+
+def _games(summary: dict) -> list[str]:
+    """How the games ended and how long they ran."""
     g = summary["games"]
-    out += [
+    return [
         "## Games",
         "",
         _table(
@@ -243,11 +264,15 @@ def markdown(summary: dict) -> str:
             ],
         ),
         "",
+    ]
+
+
+def _agents(summary: dict) -> list[str]:
+    """Each agent's games, decisions, score against all and decision time; the notes; the pictures."""
+    latency = {r["agent"]: r for r in summary["timing"]["latency"]}
+    return [
         "## Agents",
         "",
-    ]
-    latency = {r["agent"]: r for r in summary["timing"]["latency"]}
-    out += [
         _table(
             ["agent", "games", "decisions", "illegal actions", "score vs all", "mean decision time (µs)"],
             [
@@ -269,7 +294,6 @@ def markdown(summary: dict) -> str:
         "![ratings](ratings.png)",
         "",
     ]
-    return "\n".join(out)
 
 
 def plot_scores(path: Path, summary: dict) -> None:
