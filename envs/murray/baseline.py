@@ -13,8 +13,7 @@ from operator import itemgetter
 
 import numpy as np
 from fowlplay.envs.core.agents import Agent
-from fowlplay.envs.murray.observation import MurrayObserver
-from fowlplay.envs.murray.rules import (
+from fowlplay.envs.murray.cards import (
     ABILITY_CARDS,
     COMMON_FLIES,
     FLIES,
@@ -23,13 +22,10 @@ from fowlplay.envs.murray.rules import (
     TYPES_OF_VALUE,
     VALUE,
     Card,
-    Decision,
-    MurrayOptions,
-    _layout_bindings,
-    swarm_points,
     swarm_value,
-    tadpole_points,
 )
+from fowlplay.envs.murray.observation import MurrayObserver
+from fowlplay.envs.murray.rules import Decision, MurrayOptions, _layout_bindings, swarm_points, tadpole_points
 
 #: Expected penalty of an unseen card in another player's hand (mean insect value, about 2.6).
 _MEAN_HAND_VALUE = 2.6

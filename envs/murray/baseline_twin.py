@@ -23,7 +23,7 @@ import numpy as np
 from fowlplay.envs.core.baseline_twin import BaselineTwin as _Base
 from fowlplay.envs.core.baseline_twin import first_best
 from fowlplay.envs.murray.baseline import _MEAN_HAND_VALUE, BaselineAgent
-from fowlplay.envs.murray.rules import (
+from fowlplay.envs.murray.cards import (
     ABILITY_CARDS,
     COMMON_FLIES,
     FLIES,
@@ -32,9 +32,8 @@ from fowlplay.envs.murray.rules import (
     SWARM_COMBOS,
     VALUE,
     Card,
-    Decision,
-    swarm_points,
 )
+from fowlplay.envs.murray.rules import Decision, swarm_points
 
 _TURN, _ROBBER_SWARM, _ROBBER_TAKE = int(Decision.TURN), int(Decision.ROBBER_SWARM), int(Decision.ROBBER_TAKE)
 _HAWK = int(Card.HAWK)

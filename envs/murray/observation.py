@@ -13,19 +13,8 @@ from types import SimpleNamespace
 
 import numpy as np
 from fowlplay.envs.core import Observer, Piece
-from fowlplay.envs.murray.rules import (
-    CARD_NAMES,
-    HAND_KINDS,
-    NUM_INSECTS,
-    PILE_KINDS,
-    Card,
-    Decision,
-    MurrayGame,
-    MurrayOptions,
-    card_value_sum,
-    swarm_points,
-    tadpole_points,
-)
+from fowlplay.envs.murray.cards import CARD_NAMES, HAND_KINDS, NUM_INSECTS, PILE_KINDS, Card, card_value_sum
+from fowlplay.envs.murray.rules import Decision, MurrayGame, MurrayOptions, swarm_points, tadpole_points
 
 #: `Card`'s members as plain attributes (the same objects): on Python 3.11 reading a member
 #: through its enum class costs several times an attribute read, at every decision.

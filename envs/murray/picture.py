@@ -16,17 +16,8 @@ from fowlplay.envs.core.picture import (
     outcome,
     plural,
 )
-from fowlplay.envs.murray.rules import (
-    CARD_NAMES,
-    PILE_KINDS,
-    VALUE,
-    Card,
-    Decision,
-    MurrayGame,
-    card_value_sum,
-    swarm_points,
-    tadpole_points,
-)
+from fowlplay.envs.murray.cards import CARD_NAMES, PILE_KINDS, VALUE, Card, card_value_sum
+from fowlplay.envs.murray.rules import Decision, MurrayGame, swarm_points, tadpole_points
 
 COLUMNS = 2
 PANEL_WIDTH = 620

@@ -38,13 +38,14 @@ information"), but every world it returns is one the viewer's history allows.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import numpy as np
-from fowlplay.envs.murray.rules import HAND_KINDS, PILE_KINDS, Card, Event
+from fowlplay.envs.core.game import Game
+from fowlplay.envs.murray.cards import HAND_KINDS, PILE_KINDS, Card
+from fowlplay.envs.murray.events import Event
 
-if TYPE_CHECKING:
-    from fowlplay.envs.murray.rules import MurrayGame
+# Every `game` below is a `MurrayGame`, typed by its base class: the rules import this module (in
+# `resample_hidden`), so importing them back would make a circle.
 
 _HAWK, _MURRAY = int(Card.HAWK), int(Card.MURRAY)
 _TURN, _DRAW, _REVEAL, _RESHUFFLE, _OUT, _IN, _TAKE, _PASS, _LOOK, _SWAP = (int(e) for e in Event)
@@ -96,7 +97,7 @@ class _Draws:
 class _Replay:
     """One replay of the events for `viewer`, with open tokens for what it did not see."""
 
-    def __init__(self, game: MurrayGame, viewer: int, rng: np.random.Generator, plan: dict, hawk_slot,
+    def __init__(self, game: Game, viewer: int, rng: np.random.Generator, plan: dict, hawk_slot,
                  explore: float, ahead: dict) -> None:  # fmt: skip
         self.game, self.v, self.rng, self.plan, self.explore = game, viewer, rng, plan, explore
         self.ahead = ahead
@@ -465,7 +466,7 @@ class _Replay:
 HAWK_KNOWN, HAWK_DRAWN_OR_DECK, HAWK_DRAWN = 0, 1, 2
 
 
-def hawk_slots(game: MurrayGame, viewer: int) -> tuple[list[int], int]:
+def hawk_slots(game: Game, viewer: int) -> tuple[list[int], int]:
     """Face-down draws by others that could have been the Hawk without `viewer` knowing, and what
     the viewer knows (`HAWK_KNOWN`, `HAWK_DRAWN_OR_DECK`, `HAWK_DRAWN`) about where it is.
 
@@ -525,7 +526,7 @@ def hawk_slots(game: MurrayGame, viewer: int) -> tuple[list[int], int]:
     return slots, HAWK_DRAWN_OR_DECK if live else HAWK_KNOWN
 
 
-def resample(game: MurrayGame, viewer: int, rng: np.random.Generator) -> bool:
+def resample(game: Game, viewer: int, rng: np.random.Generator) -> bool:
     """Replace `game`'s hidden cards by a history `viewer` cannot tell from the real one.
 
     Returns False (and leaves the game as it was) if no replay explained the events within
@@ -577,7 +578,7 @@ def _exploration(families: int) -> float:
     return 0.0 if families < _CALM else _EXPLORE[(families - _CALM) % len(_EXPLORE)]
 
 
-def _lookahead(game: MurrayGame, viewer: int) -> dict:
+def _lookahead(game: Game, viewer: int) -> dict:
     """For each face-down pass between two others: what the passer does before its next pass.
 
     (face-up cards out of its hand by type, face-up cards into it by type, cards it gets unseen):
@@ -621,7 +622,7 @@ def _lookahead(game: MurrayGame, viewer: int) -> dict:
     return {i: (exits, entries, hidden[0]) for i, (exits, entries, hidden) in ahead.items()}
 
 
-def _attempt(game: MurrayGame, viewer: int, family: int, plan: dict, hawk_slot, explore: float, ahead: dict):
+def _attempt(game: Game, viewer: int, family: int, plan: dict, hawk_slot, explore: float, ahead: dict):
     """One replay: (the replay, None) if it explains every event, else (the replay, its dead end)."""
     replay = _Replay(game, viewer, np.random.default_rng(family), plan, hawk_slot, explore, ahead)
     try:

@@ -14,8 +14,7 @@ import os
 from bisect import insort
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
-from itertools import combinations_with_replacement, compress
+from itertools import compress
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,28 +30,27 @@ from fowlplay.envs.core import (
 from fowlplay.envs.core.cards import shuffled
 from fowlplay.envs.core.errors import RedealError
 from fowlplay.envs.core.game import copy_rng
+from fowlplay.envs.murray.cards import (
+    ABILITY_CARDS,
+    CARD_NAMES,
+    COMMON_FLIES,
+    COUNTS_3_4,
+    COUNTS_5_6,
+    HAND_KINDS,
+    NUM_INSECTS,
+    PILE_KINDS,
+    SWARM_COMBOS,
+    TYPES_OF_VALUE,
+    VALUE,
+    Card,
+    card_value_sum,
+    insect_cards,
+    nth_card,
+)
+from fowlplay.envs.murray.events import Event
+from fowlplay.envs.murray.text import COMBO_NAMES, action_text, table_text
 
 PLAYER_COUNTS = range(3, 7)
-
-
-class Card(IntEnum):
-    """Every card type; the first twelve are the insects."""
-
-    FRUIT_FLY = 0
-    MIDGE = 1
-    HOUSE_FLY = 2
-    MAYFLY = 3
-    CRANE_FLY = 4
-    SOLDIER_FLY = 5
-    DEER_FLY = 6
-    DRAGONFLY = 7
-    FIREFLY = 8
-    ROBBER_FLY = 9
-    PAPER_WASP = 10
-    HORNET = 11
-    HAWK = 12
-    MURRAY = 13
-
 
 #: `Card`'s members as plain attributes (the same objects): on Python 3.11 reading a member
 #: through its enum class costs several times an attribute read, and the hot paths read them at
@@ -80,70 +78,6 @@ class Decision(IntEnum):
 #: through its enum class costs several times an attribute read, and the hot paths read them at
 #: every decision.
 _Decision = SimpleNamespace(**Decision.__members__)
-
-
-class Event(IntEnum):
-    """Kinds of entry in `MurrayGame.events`, the history of card moves `resample_hidden` replays.
-
-    Every entry is a tuple starting with its kind; cards are `Card` ints, seats absolute.
-    """
-
-    TURN = 0  # (TURN, p): p's turn begins
-    DRAW = 1  # (DRAW, p, card): p draws a card face down
-    REVEAL = 2  # (REVEAL, card): a card is drawn face up (to the pond, or a Murray)
-    RESHUFFLE = 3  # (RESHUFFLE, pile): the discard pile (counts by type) becomes the deck
-    OUT = 4  # (OUT, p, card): a card leaves p's hand face up (swarm, discard pile, pond)
-    IN = 5  # (IN, p, card): a face-up card enters p's hand (from the pond or a swarm)
-    TAKE = 6  # (TAKE, p, victim, card, hornet): a card moves from victim's hand to p's, shown
-    PASS = 7  # (PASS, p, card): p passes a card face down to the left
-    LOOK = 8  # (LOOK, p, target, hand): p looks at target's whole hand (counts by type)
-    SWAP = 9  # (SWAP, p, given, taken): p swaps a card of its hand with a pond card
-
-
-#: `Event`'s members as plain attributes (the same objects): on Python 3.11 reading a member
-#: through its enum class costs several times an attribute read, and the hot paths read them at
-#: every decision.
-_Event = SimpleNamespace(**Event.__members__)
-
-
-NUM_INSECTS = 12
-#: Card types a hand can hold: the insects and the Hawk (Murray is played the moment it is drawn).
-HAND_KINDS = 13
-#: Card types the discard pile can hold.
-PILE_KINDS = 14
-CARD_NAMES = (
-    "Fruit Fly", "Midge", "House Fly", "Mayfly", "Crane Fly", "Soldier Fly", "Deer Fly",
-    "Dragonfly", "Firefly", "Robber Fly", "Paper Wasp", "Hornet", "Hawk", "Murray",
-)  # fmt: skip
-#: Printed value of each card type; the Hawk and Murray count 0 in the hand penalty.
-VALUE = (1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 4, 0, 0)
-COMMON_FLIES = (
-    _Card.FRUIT_FLY,
-    _Card.MIDGE,
-    _Card.HOUSE_FLY,
-    _Card.MAYFLY,
-    _Card.CRANE_FLY,
-    _Card.SOLDIER_FLY,
-)
-#: The Robber Fly's card says "flies": common and royal flies, not wasps.
-FLIES = frozenset(range(_Card.ROBBER_FLY + 1))
-#: Cards whose ability is used by discarding them, in the order of the `ability` action block.
-ABILITY_CARDS = (
-    _Card.DEER_FLY,
-    _Card.DRAGONFLY,
-    _Card.FIREFLY,
-    _Card.ROBBER_FLY,
-    _Card.PAPER_WASP,
-    _Card.HORNET,
-)
-TYPES_OF_VALUE = {v: tuple(t for t in range(NUM_INSECTS) if VALUE[t] == v) for v in range(1, 6)}
-#: Every way to create a swarm: a multiset of three insect types of one value (32 in all).
-SWARM_COMBOS = tuple(c for v in range(1, 6) for c in combinations_with_replacement(TYPES_OF_VALUE[v], 3))
-#: The cards of each `SWARM_COMBOS` entry by name, as the game log writes them.
-_COMBO_NAMES = tuple(", ".join(CARD_NAMES[c] for c in combo) for combo in SWARM_COMBOS)
-#: Default insect counts (by `Card` index) for 3-4 and 5-6 players, from the card table.
-COUNTS_3_4 = (9, 9, 9, 9, 6, 6, 3, 3, 3, 3, 3, 3)
-COUNTS_5_6 = (12, 12, 12, 12, 9, 9, 4, 4, 4, 4, 4, 4)
 
 
 @dataclass
@@ -270,11 +204,6 @@ def tadpole_points(tadpoles: int) -> int:
     return tadpoles * (tadpoles + 1)
 
 
-def card_value_sum(counts: list[int]) -> int:
-    """Total printed value of a collection of card counts."""
-    return sum(c * VALUE[t] for t, c in enumerate(counts) if c)
-
-
 def score_breakdown(swarms: list[list[int]], tadpoles: int, hand: list[int], options: MurrayOptions) -> dict:
     """The four parts of a final score and the total."""
     parts = {
@@ -285,30 +214,6 @@ def score_breakdown(swarms: list[list[int]], tadpoles: int, hand: list[int], opt
     }
     parts["total"] = parts["swarm_points"] + parts["tadpole_points"] + parts["card_points"] - parts["penalty"]
     return parts
-
-
-def swarm_value(swarm: list[int]) -> int:
-    """The value shared by every card of a (non-empty) swarm."""
-    for t, c in enumerate(swarm):
-        if c:
-            return VALUE[t]
-    return 0
-
-
-def nth_card(counts: list[int], index: int) -> int:
-    """The card type at position `index` when the cards of `counts` are laid out in type order."""
-    left = index
-    for card, count in enumerate(counts):
-        if left < count:
-            return card
-        left -= count
-    raise IndexError(f"card {index} is past the end of a collection of {sum(counts)} cards")
-
-
-@lru_cache(maxsize=16)
-def insect_cards(counts: tuple[int, ...]) -> tuple[int, ...]:
-    """Every insect card of a deck holding `counts[t]` copies of type t, in type order (made once per deck)."""
-    return tuple(t for t, c in enumerate(counts) for _ in range(c))
 
 
 def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
@@ -949,7 +854,7 @@ class MurrayGame(Game):
                 swarm[t] += 1
             self.swarms[p].append(swarm)
             self._swarms_changed(p)
-            self._notes.append(("player_{} creates a swarm of {}", (p, _COMBO_NAMES[i])))
+            self._notes.append(("player_{} creates a swarm of {}", (p, COMBO_NAMES[i])))
         elif block == "add":
             slot, card = divmod(i, NUM_INSECTS)
             self._play_from_hand(p, card)
@@ -1071,37 +976,6 @@ class MurrayGame(Game):
         """The kind of decision being made, e.g. 'turn' or 'murray'."""
         return self.decision_kind.name.lower()
 
-    def _names(self, cards) -> str:
-        return ", ".join(CARD_NAMES[c] for c in cards)
-
-    def action_name(self, action: int) -> str:
-        """Human-readable name of an action id."""
-        block, i = self.layout.decode(action)
-        s = self.options.max_swarms
-        if block == "create":
-            return f"create a swarm: {self._names(SWARM_COMBOS[i])}"
-        if block == "add":
-            return f"add a {CARD_NAMES[i % NUM_INSECTS]} to my swarm {i // NUM_INSECTS}"
-        if block == "ability":
-            return f"use a {CARD_NAMES[ABILITY_CARDS[i]]}"
-        if block == "swap":
-            card, slot = divmod(i, self.options.pond_size)
-            return f"swap a {CARD_NAMES[card]} with pond slot {slot}"
-        if block == "fly_draw":
-            return f"discard a {CARD_NAMES[COMMON_FLIES[i]]} and draw two"
-        if block == "pass":
-            return f"pass a {CARD_NAMES[i]} left"
-        if block in ("murray", "swarm"):
-            what = "Murray on" if block == "murray" else "pick"
-            return f"{what} swarm {i % s} of player_{self._seat_at(i // s)}"
-        if block == "player":
-            return f"target player_{self._seat_at(i + 1)}"
-        if block == "pond":
-            return f"take pond slot {i}"
-        if block in ("take", "discard"):
-            return f"{block} a {CARD_NAMES[i]}"
-        return block.replace("_", " ")
-
     # ----- hidden information ------------------------------------------------------------------------
     def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
         """Re-deal everything `player` has not seen: another history of this game it cannot tell apart.
@@ -1130,6 +1004,14 @@ class MurrayGame(Game):
         if self.player == viewer or not self.layout["pass"].start <= action < self.layout["pass"].stop:
             return False
         return (self.player + 1) % self.num_players != viewer
+
+    def action_name(self, action: int) -> str:
+        """Human-readable name of an action id."""
+        return action_text(self, action)
+
+    def render(self) -> str:
+        """The table as an umpire sees it."""
+        return table_text(self)
 
     def clone(self) -> MurrayGame:
         """An independent copy (faster than a deep copy)."""
@@ -1194,26 +1076,3 @@ class MurrayGame(Game):
             "terminal": self._terminal,
             "truncated": self._truncated,
         }
-
-    def render(self) -> str:
-        """The table as an umpire sees it."""
-        lines = [
-            f"Murray the A**hole Frog - turn {self.turn}, deck {len(self.deck)} cards"
-            + (", the Hawk is shuffled in" if self.hawk_in else ", the Hawk is the discard pile"),
-            "  pond: " + (self._names(self.pond) or "-"),
-        ]
-        for p in range(self.num_players):
-            hand = [t for t, c in enumerate(self.hands[p]) for _ in range(c)]
-            swarms = "; ".join(
-                self._names([t for t, c in enumerate(s) for _ in range(c)]) for s in self.swarms[p]
-            )
-            mark = f"  (to act: {self.decision()})" if p == self.player and not self.over else ""
-            lines.append(
-                f"  player_{p}: score {self.score_breakdown(p)['total']:>3}  tadpoles {self.tadpoles[p]}  "
-                f"hand [{self._names(hand)}]  swarms [{swarms or '-'}]{mark}"
-            )
-        if self.over:
-            lines.append("  game over: " + (self.end_reason or "truncated"))
-        if self.log:
-            lines.append("  last: " + "; ".join(self.log))
-        return "\n".join(lines)

@@ -30,8 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from fowlplay.envs.core.twin import TwinRules, as_array, final_rewards, pytree_dataclass
-from fowlplay.envs.murray.observation import HawkStatus
-from fowlplay.envs.murray.rules import (
+from fowlplay.envs.murray.cards import (
     ABILITY_CARDS,
     COMMON_FLIES,
     FLIES,
@@ -41,8 +40,9 @@ from fowlplay.envs.murray.rules import (
     SWARM_COMBOS,
     VALUE,
     Card,
-    Decision,
 )
+from fowlplay.envs.murray.observation import HawkStatus
+from fowlplay.envs.murray.rules import Decision
 
 I32 = jnp.int32
 HAWK, MURRAY = int(Card.HAWK), int(Card.MURRAY)

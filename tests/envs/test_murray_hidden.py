@@ -15,10 +15,13 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from fowlplay.envs.core import testing
+from fowlplay.envs.core.cards import shuffled
 from fowlplay.envs.murray import Card, MurrayGame, MurrayOptions, env
+from fowlplay.envs.murray.cards import HAND_KINDS
+from fowlplay.envs.murray.events import Event
 from fowlplay.envs.murray.observation import HawkStatus, MurrayObserver
 from fowlplay.envs.murray.posterior import HAWK_DRAWN_OR_DECK, hawk_slots
-from fowlplay.envs.murray.rules import HAND_KINDS, Decision, Event, shuffled
+from fowlplay.envs.murray.rules import Decision
 
 from tests.envs.tiny_variants import SUPPORT_ONLY, TINY_PLAYERS
 
@@ -435,7 +438,7 @@ CARD_ID = {int(c): c.name for c in Card}
 
 
 def _combo(*cards: int) -> int:
-    from fowlplay.envs.murray.rules import SWARM_COMBOS
+    from fowlplay.envs.murray.cards import SWARM_COMBOS
 
     return SWARM_COMBOS.index(tuple(sorted(cards)))
 

@@ -8,14 +8,9 @@ import pytest
 from fowlplay.envs.core.agents import RandomAgent
 from fowlplay.envs.core.testing import play
 from fowlplay.envs.murray import BaselineAgent, Card, Decision, MurrayGame, MurrayOptions, env
+from fowlplay.envs.murray.cards import SWARM_COMBOS, nth_card
 from fowlplay.envs.murray.observation import HawkStatus, MurrayObserver
-from fowlplay.envs.murray.rules import (
-    SWARM_COMBOS,
-    nth_card,
-    score_breakdown,
-    swarm_points,
-    tadpole_points,
-)
+from fowlplay.envs.murray.rules import score_breakdown, swarm_points, tadpole_points
 
 C = Card
 FILLER = [C.FRUIT_FLY, C.HOUSE_FLY, C.CRANE_FLY]  # three cards of different values: no swarm

@@ -20,7 +20,8 @@ import pytest
 from fowlplay import envs
 from fowlplay.envs.core.testing import random_legal
 from fowlplay.envs.murray import observation, rules
-from fowlplay.envs.murray.rules import Card, MurrayGame, MurrayOptions
+from fowlplay.envs.murray.cards import Card
+from fowlplay.envs.murray.rules import MurrayGame, MurrayOptions
 
 from tests.envs.test_observer_caches import mismatches
 

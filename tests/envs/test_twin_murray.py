@@ -24,7 +24,8 @@ import jax.numpy as jnp  # noqa: E402
 from fowlplay import envs  # noqa: E402
 from fowlplay.envs.core.twin import TwinEnv  # noqa: E402
 from fowlplay.envs.core.twin_alignment import Aligner, AlignmentCount, MisalignedError  # noqa: E402
-from fowlplay.envs.murray.rules import VALUE, Card, Decision, MurrayGame, MurrayOptions  # noqa: E402
+from fowlplay.envs.murray.cards import VALUE, Card  # noqa: E402
+from fowlplay.envs.murray.rules import Decision, MurrayGame, MurrayOptions  # noqa: E402
 from fowlplay.envs.murray.twin import Twin  # noqa: E402
 
 from tests.envs.twin_suite import baseline_golden_games, keys, playthrough_actions, same_law  # noqa: E402
