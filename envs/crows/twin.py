@@ -27,7 +27,7 @@ chance cannot change (see its docstring).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -112,6 +112,27 @@ class GameState:
     reshuffles: jax.Array  # int32
     terminal: jax.Array  # bool: ended by its rules (or by a cap with cap_ending="standings")
     truncated: jax.Array  # bool: cut off by a cap with cap_ending="draw"
+
+
+class _Act(NamedTuple):
+    """An action read through the layout (`Twin._act`): one effect flag set, its pile and card."""
+
+    keep: jax.Array  # bool: keep a revealed opening card
+    discard_both: jax.Array  # bool: discard both opening cards
+    reveal: jax.Array  # bool: reveal the deck's top card
+    stop: jax.Array  # bool: end the turn
+    place: jax.Array  # bool: place the card that fits both piles
+    score: jax.Array  # bool: score a pile
+    toss: jax.Array  # bool: discard a pile
+    coin: jax.Array  # bool: take a card from the discard pile for a coin
+    skip: jax.Array  # bool: use a coin on nothing
+    claim: jax.Array  # bool: claim an available card
+    claim_pass: jax.Array  # bool: claim nothing
+    opening: jax.Array  # bool: keep or discard_both (the turn's opening cards settled)
+    to_run: jax.Array  # bool: the action's pile is the RUN
+    to_set: jax.Array  # bool: the action's pile is the SET
+    card: jax.Array  # int32 the card value it names (0 none)
+    card_hot: jax.Array  # int32 [V] `card` one-hot
 
 
 def _ratio(denominator: int, high: int) -> Any:
@@ -291,78 +312,134 @@ class Twin(TwinRules):
 
     def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
         """Apply a legal action, then the reveal, bust, claims, turn end and deal it sets off."""
-        o, n = self.options, self.n
+        act = self._act(action)
+        reveal_seed, turn_seed = key_words(key, 2)
+        p = g.turn_player
+        # What a revealed card fits: the turn player's piles as they were before this decision.
+        fits = self._run_fits(g.run[p]), self._set_fits(g.set_value[p], g.set_size[p])
+        g = self._own_effect(g, act)
+        g, revealed_card, shuffled = self._draw(g, act.reveal, reveal_seed)
+        g, bust = self._join_pile(g, act, revealed_card, fits)
+        g = self._bust(g, bust, revealed_card)
+        g, ended = self._claims(g, act, bust)
+        g, shuffled_turn = self._end_turn(g, act.stop | ended, turn_seed)
+        return g, shuffled | shuffled_turn
+
+    def _act(self, action: jax.Array) -> _Act:
+        """The action read through the layout's table: its effect, its pile and the card it names."""
         code = self._code[action]
         effect, pile, card = code & 15, (code >> 4) & 1, code >> 5
         keep, discard_both, reveal, stop, place, score, toss, coin, skip, claim, claim_pass = (
             effect == i for i in range(len(_EFFECTS))
         )
-        to_run, to_set = pile == _RUN, pile == _SET
-        reveal_seed, turn_seed = key_words(key, 2)
+        return _Act(
+            keep=keep,
+            discard_both=discard_both,
+            reveal=reveal,
+            stop=stop,
+            place=place,
+            score=score,
+            toss=toss,
+            coin=coin,
+            skip=skip,
+            claim=claim,
+            claim_pass=claim_pass,
+            opening=keep | discard_both,
+            to_run=pile == _RUN,
+            to_set=pile == _SET,
+            card=card,
+            card_hot=self._one_hot(card),
+        )
+
+    def _own_effect(self, g: GameState, act: _Act) -> GameState:
+        """The decision's own effect on the discard pile, the track and the turn's counters."""
+        o, n = self.options, self.n
         p, seats = g.turn_player, jnp.arange(n)
         at_p = seats == p
         run_p, value_p, size_p = g.run[p], g.set_value[p], g.set_size[p]
-        card_hot = self._one_hot(card)
-
-        # The decision's own effect on the discard pile, the track and the turn's counters.
+        card_hot, to_run, to_set, score = act.card_hot, act.to_run, act.to_set, act.score
         pile_cards = jnp.where(to_run, self._bits(run_p), self._one_hot(value_p) * size_p)
-        empties = score | toss
+        empties = score | act.toss
         steps = (jnp.sum(pile_cards * self.values) + o.points_step - 1) // o.points_step
         old = g.track[p]
         passed = ((self.coin_spaces > old) & (self.coin_spaces <= old + steps)).sum()
-        opening = keep | discard_both
         discard = (
             g.discard
-            + jnp.where(opening, g.revealed - card_hot * keep, 0)
+            + jnp.where(act.opening, g.revealed - card_hot * act.keep, 0)
             + jnp.where(empties, pile_cards, 0)
-            - card_hot * coin
+            - card_hot * act.coin
         )
-        track = jnp.where(at_p & score, jnp.minimum(old + steps, o.track_length), g.track)
-        coins = g.coins + jnp.where(score, passed, 0) - (coin | skip)
-        run = jnp.where(at_p & empties & to_run, 0, g.run)
         emptied_set = at_p & empties & to_set
-        set_value = jnp.where(emptied_set, 0, g.set_value)
-        set_size = jnp.where(emptied_set, 0, g.set_size)
-        prov_run = jnp.where(empties & to_run, 0, g.prov_run)
-        prov_set = jnp.where(empties & to_set, 0, g.prov_set)
+        return g.replace(
+            discard=discard,
+            track=jnp.where(at_p & score, jnp.minimum(old + steps, o.track_length), g.track),
+            coins=g.coins + jnp.where(score, passed, 0) - (act.coin | act.skip),
+            run=jnp.where(at_p & empties & to_run, 0, g.run),
+            set_value=jnp.where(emptied_set, 0, g.set_value),
+            set_size=jnp.where(emptied_set, 0, g.set_size),
+            prov_run=jnp.where(empties & to_run, 0, g.prov_run),
+            prov_set=jnp.where(empties & to_set, 0, g.prov_set),
+            revealed=jnp.where(act.opening, 0, g.revealed),
+            pile_discards=g.pile_discards + act.toss,
+        )
 
-        # A reveal: the card goes on the pile it fits, waits for a choice, or busts.
-        g = g.replace(discard=discard)
-        g, revealed_card, shuffled = self._draw(g, reveal, reveal_seed)
-        fits_run = (self._run_fits(run_p) >> revealed_card) & 1 == 1
-        fits_set = (self._set_fits(value_p, size_p) >> revealed_card) & 1 == 1
+    def _join_pile(
+        self, g: GameState, act: _Act, revealed_card: jax.Array, fits
+    ) -> tuple[GameState, jax.Array]:
+        """One card joins a pile: kept, placed, taken for a coin, claimed, or revealed into the one
+        pile it fits; a revealed card that fits both waits for a choice: (state, busted)."""
+        p, seats = g.turn_player, jnp.arange(self.n)
+        reveal, place, claim = act.reveal, act.place, act.claim
+        fits_run = (fits[0] >> revealed_card) & 1 == 1
+        fits_set = (fits[1] >> revealed_card) & 1 == 1
         both = reveal & fits_run & fits_set
         bust = reveal & ~fits_run & ~fits_set
-
-        # One card joins a pile: kept, placed, taken for a coin, claimed, or revealed into one pile.
         lone = reveal & (fits_run ^ fits_set)
-        adds = keep | place | coin | claim | lone
-        added = jnp.where(place, g.pending, jnp.where(reveal, revealed_card, card))
-        into_run = jnp.where(reveal, fits_run, to_run)
+        adds = act.keep | place | act.coin | claim | lone
+        added = jnp.where(place, g.pending, jnp.where(reveal, revealed_card, act.card))
+        into_run = jnp.where(reveal, fits_run, act.to_run)
         who = jnp.where(claim, g.to_act, p)
-        provisional = place | coin | lone
+        provisional = place | act.coin | lone
         bit = jnp.left_shift(1, added)
         at_who = (seats == who) & adds
-        run = jnp.where(at_who & into_run, run | bit, run)
-        set_size = set_size + (at_who & ~into_run)
-        set_value = jnp.where(at_who & ~into_run, added, set_value)
-        prov_run = jnp.where(adds & provisional & into_run, prov_run | bit, prov_run)
-        prov_set = prov_set + (adds & provisional & ~into_run)
-        available = g.available - card_hot * claim
-
-        # A bust: the provisional cards and the busting card become available to claim.
-        lost = jnp.where(bust, prov_set, 0)
-        available = available + jnp.where(
-            bust, self._bits(prov_run) + self._one_hot(set_value[p]) * lost + self._one_hot(revealed_card), 0
+        g = g.replace(
+            run=jnp.where(at_who & into_run, g.run | bit, g.run),
+            set_size=g.set_size + (at_who & ~into_run),
+            set_value=jnp.where(at_who & ~into_run, added, g.set_value),
+            prov_run=jnp.where(adds & provisional & into_run, g.prov_run | bit, g.prov_run),
+            prov_set=g.prov_set + (adds & provisional & ~into_run),
+            available=g.available - act.card_hot * claim,
+            phase=jnp.where(both, _PLACE, jnp.where(act.opening | place, _PRESS, g.phase)),
+            pending=jnp.where(both, revealed_card, jnp.where(place, 0, g.pending)),
         )
-        run = jnp.where(at_p & bust, run & ~prov_run, run)
-        set_size = set_size - at_p * lost
-        set_value = jnp.where(set_size == 0, 0, set_value)
-        prov_run = jnp.where(bust, 0, prov_run)
-        prov_set = prov_set - lost
+        return g, bust
 
-        # Claims, in reverse turn order from `next_claim` on: the first seat that can place a card.
-        claims = bust | claim | claim_pass
+    def _bust(self, g: GameState, bust: jax.Array, revealed_card: jax.Array) -> GameState:
+        """A bust: the provisional cards and the busting card become available to claim."""
+        p = g.turn_player
+        at_p = jnp.arange(self.n) == p
+        lost = jnp.where(bust, g.prov_set, 0)
+        available = g.available + jnp.where(
+            bust,
+            self._bits(g.prov_run) + self._one_hot(g.set_value[p]) * lost + self._one_hot(revealed_card),
+            0,
+        )
+        set_size = g.set_size - at_p * lost
+        return g.replace(
+            available=available,
+            run=jnp.where(at_p & bust, g.run & ~g.prov_run, g.run),
+            set_size=set_size,
+            set_value=jnp.where(set_size == 0, 0, g.set_value),
+            prov_run=jnp.where(bust, 0, g.prov_run),
+            prov_set=g.prov_set - lost,
+        )
+
+    def _claims(self, g: GameState, act: _Act, bust: jax.Array) -> tuple[GameState, jax.Array]:
+        """Claims, in reverse turn order from `next_claim` on: the first seat that can place an
+        available card decides; with none left the cards go to the discard pile: (state, ended)."""
+        n, p = self.n, g.turn_player
+        run, set_value, set_size, available = g.run, g.set_value, g.set_size, g.available
+        claims = bust | act.claim | act.claim_pass
         ks = jnp.arange(1, n)
         asked = (p - ks) % n
         fit = self._run_fits(run[asked]) | self._set_fits(set_value[asked], set_size[asked])
@@ -376,34 +453,24 @@ class Twin(TwinRules):
             available=jnp.where(ended, 0, available),
             next_claim=jnp.where(found, k + 1, jnp.where(ended, n, g.next_claim)),
             to_act=jnp.where(found, (p - k) % n, g.to_act),
-            phase=jnp.where(
-                found, _CLAIM, jnp.where(both, _PLACE, jnp.where(opening | place, _PRESS, g.phase))
-            ),
-            pending=jnp.where(both, revealed_card, jnp.where(place, 0, g.pending)),
-            revealed=jnp.where(opening, 0, g.revealed),
-            run=run,
-            set_value=set_value,
-            set_size=set_size,
-            track=track,
-            coins=coins,
-            prov_run=prov_run,
-            prov_set=prov_set,
-            pile_discards=g.pile_discards + toss,
+            phase=jnp.where(found, _CLAIM, g.phase),
         )
+        return g, ended
 
-        # The turn ends: the game with the round that reached the end of the track, or by the cap.
-        end = stop | ended
+    def _end_turn(self, g: GameState, end: jax.Array, seed: jax.Array) -> tuple[GameState, jax.Array]:
+        """If `end`, the turn ends: the game with the round that reached the end of the track, or by
+        the turn cap, else the next seat's turn starts; then the decision cap: (state, reshuffled)."""
+        o, n = self.options, self.n
         turns = g.turns + end
-        nxt = (p + 1) % n
+        nxt = (g.turn_player + 1) % n
         finished = end & (nxt == 0) & (g.track.max() >= o.track_length)
         capped = end & ~finished & (turns >= o.max_turns)
         g = self._cap(g.replace(turns=turns, terminal=g.terminal | finished), capped)
-        g, shuffled_turn = self._start_turn(g, end & ~finished & ~capped, nxt, turn_seed)
-
+        g, shuffled_turn = self._start_turn(g, end & ~finished & ~capped, nxt, seed)
         decisions = g.decisions + 1
         over = g.terminal | g.truncated
         g = self._cap(g.replace(decisions=decisions), ~over & (decisions >= o.max_decisions))
-        return g, shuffled | shuffled_turn
+        return g, shuffled_turn
 
     def legal_mask(self, g: GameState) -> jax.Array:
         """Exact mask of the current decision, block by block in the layout's order."""

@@ -125,6 +125,8 @@ class FowlObserver(Observer):
 
     def layout(self, options: FowlOptions) -> list[Piece]:
         """The named pieces, in order."""
+        # Kept whole: one table, a piece per entry in the vector's order, is the observation's manual
+        # (the rules page's table is `layout_table()` of it, held there by tests/envs/test_contract.py).
         n, k, c, t = options.num_players, options.num_kinds, options.cells, options.types
         f = self.table.shape[1]
         most_copies = float(max(1, *options.wile_counts))
@@ -280,10 +282,14 @@ class FowlObserver(Observer):
                 if alive[seats[i]]:
                     checks[i] = escalated or scores[i] >= scores[0] + margin
                     threats[i] = escalated or scores[0] >= scores[i] + margin
-        murder, scale, where = self._murder, self._murder_scale, parts.murder_whereabouts
+        self._fill_whereabouts(game, player, parts.murder_whereabouts)
+
+    def _fill_whereabouts(self, game: FowlGame, player: int, where: np.ndarray) -> None:
+        """`murder_whereabouts`: where `player` knows the Murder cards to be, and how many are unseen."""
+        murder, scale = self._murder, self._murder_scale
         mine = game.hands[player].count(murder)
         on_top = lower = seen = 0
-        for seat in range(n):
+        for seat in range(self._n):
             pile = game.piles[seat]
             if pile and (copies := pile.count(murder)):
                 top = pile[-1] == murder
@@ -291,7 +297,7 @@ class FowlObserver(Observer):
                 lower += copies - top
             if seat != player:
                 seen += game.known[seat].count(murder)
-        played = in_grids[_Wile.MURDER]
+        played = game.wiles_in_grids[_Wile.MURDER]
         where[0], where[1], where[2], where[3] = mine * scale, on_top * scale, lower * scale, seen * scale
         where[4] = played * scale
         where[5] = (game.options.murder_wiles - mine - on_top - lower - seen - played) * scale
@@ -299,8 +305,7 @@ class FowlObserver(Observer):
     def encode(self, game: FowlGame, player: int) -> np.ndarray:
         """What `fill` writes (a new array), rewriting only the pieces whose inputs changed."""
         mem, state, at = self._memory[player], self._seen_state[player], self._at
-        n, k = self._n, self._k
-        seats = self._seat_lists[player]
+        n = self._n
         # One-hots that change every decision: clear last call's ones, set this call's.
         for i in state.hot:
             mem[i] = 0.0
@@ -315,8 +320,7 @@ class FowlObserver(Observer):
             mem[i] = 1.0
         state.hot = hot
         # Count pieces: take last call's cards out, put this call's in (element writes, no slices).
-        hands, known = game.hands, game.known
-        hand = hands[player]
+        hand = game.hands[player]
         if hand != state.hand:
             start = at.my_hand
             for card in state.hand:
@@ -342,11 +346,30 @@ class FowlObserver(Observer):
             self._write_table(game, player, mem)
         elif seated:
             self._write_table(game, player, mem)
+        # Piles, seen hand cards and hand sizes, and what they tell of the Murder cards.
+        murder = self._murder
+        on_top, lower, seen_murders = self._write_seat_cards(game, player, state, mem)
+        mem[at.deck_size] = len(game.deck) * self._deck_scale
+        # murder_whereabouts, as `fill` counts it; written only when a Murder card moved
+        where = (hand.count(murder), on_top, lower, seen_murders, game.wiles_in_grids[_Wile.MURDER])
+        if where != state.where:
+            state.where = where
+            scale, start = self._murder_scale, at.murder_whereabouts
+            for i, count in enumerate(where):
+                mem[start + i] = count * scale
+            mem[start + 5] = (game.options.murder_wiles - sum(where)) * scale
+        return self._vectors[player].copy()
+
+    def _write_seat_cards(self, game: FowlGame, player: int, state: _SeatState, mem: memoryview):
+        """Each relative seat's changed pile (top, contents, order) and seen hand cards, and its hand
+        size; returns the Murder cards on pile tops, lower in piles and seen in other hands."""
+        at, k = self._at, self._k
+        hands, known = game.hands, game.known
         piles, raw = game.piles, self._bytes[player]
         murder = self._murder
         on_top = lower = seen_murders = 0  # Murder cards on pile tops, lower in piles, seen in hands
         seen_piles, seen_known, sizes_at = state.piles, state.known, at.hand_sizes
-        for i, seat in enumerate(seats):
+        for i, seat in enumerate(self._seat_lists[player]):
             pile = piles[seat]
             if pile and (copies := pile.count(murder)):
                 top = pile[-1] == murder
@@ -375,16 +398,7 @@ class FowlObserver(Observer):
                     mem[start + card] += 1.0
                 seen_known[i] = list(seen)
             mem[sizes_at + i] = len(hands[seat]) * 0.25
-        mem[at.deck_size] = len(game.deck) * self._deck_scale
-        # murder_whereabouts, as `fill` counts it; written only when a Murder card moved
-        where = (hand.count(murder), on_top, lower, seen_murders, game.wiles_in_grids[_Wile.MURDER])
-        if where != state.where:
-            state.where = where
-            scale, start = self._murder_scale, at.murder_whereabouts
-            for i, count in enumerate(where):
-                mem[start + i] = count * scale
-            mem[start + 5] = (game.options.murder_wiles - sum(where)) * scale
-        return self._vectors[player].copy()
+        return on_top, lower, seen_murders
 
     def _write_grids(self, game: FowlGame, player: int, state: _SeatState, grids: bytes) -> None:
         """The grids piece of `player`'s vector from `game.grids` (whose bytes are `grids`)."""

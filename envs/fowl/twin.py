@@ -37,7 +37,7 @@ reference's deck order (`ordered`) and is stepped exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -125,6 +125,29 @@ class GameState:
     pending_card: jax.Array  # int32 the card being played (-1 none)
     pending_cell: jax.Array  # int32 the own cell where a Swap or Murder wile waits (-1 none)
     terminal: jax.Array  # bool
+
+
+class _Move(NamedTuple):
+    """The acting seat's action read (`Twin._move`): its block, and the cards, cells and seats it names."""
+
+    me: jax.Array  # int32 the acting seat
+    stage: jax.Array  # int32 the decision it answers (`Decision`)
+    deck: jax.Array  # bool: a draw from the deck
+    pile: jax.Array  # bool: a draw from a discard pile
+    draw: jax.Array  # bool: either draw
+    discard: jax.Array  # bool: a card discarded from my hand
+    play: jax.Array  # bool: a card played from my hand
+    own: jax.Array  # bool: a cell of my own grid
+    target: jax.Array  # bool: a cell of an opponent's grid
+    murder: jax.Array  # bool: a Murder's victim
+    drawn_seat: jax.Array  # int32 the seat whose pile a pile draw takes from
+    hand_card: jax.Array  # int32 the card discarded or played
+    own_cell: jax.Array  # int32 the cell of my grid
+    victim: jax.Array  # int32 the seat whose cell is targeted
+    target_cell: jax.Array  # int32 the cell targeted
+    victim_card: jax.Array  # int32 the card on that cell (before the step)
+    murder_victim: jax.Array  # int32 the seat a Murder names
+    murder_succeeds: jax.Array  # bool: a Murder now would succeed (on the scores before it)
 
 
 def _stored(tree: Any) -> Any:
@@ -515,54 +538,78 @@ class Twin(TwinRules):
 
     def step(self, g: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
         """Apply a legal action and everything it sets off (no fresh chance: always False)."""
-        n, birds, i32 = self.n, self.birds, jnp.int32
+        move = self._move(g, action.astype(jnp.int32))
+        g = self._move_cards(g, move)
+        g = self._lay(g, move)
+        g = self._murder(g, move)
+        return self._next_decision(g, move), jnp.zeros((), bool)
+
+    def _move(self, g: GameState, a: jax.Array) -> _Move:
+        """The acting seat's action `a` read: its block, and the cards, cells and seats it names."""
+        n, i32 = self.n, jnp.int32
         b = {name: start for name, (start, _) in self._blocks.items()}
-        a = action.astype(i32)
-        me, stage = g.to_act, g.stage
-        seats = self._seats
+        me = g.to_act
         is_deck = a == b["draw_deck"]
         is_pile = (a >= b["draw_pile"]) & (a < b["discard"])
-        is_draw = is_deck | is_pile
-        is_discard = (a >= b["discard"]) & (a < b["play"])
-        is_play = (a >= b["play"]) & (a < b["own_cell"])
-        is_own = (a >= b["own_cell"]) & (a < b["opponent_cell"])
-        is_target = (a >= b["opponent_cell"]) & (a < b["murder"])
-        is_murder = a >= b["murder"]
-        pending = g.pending_card
-
-        # Draws: the deck's top or a pile's top into my hand.
-        drawn_seat = (me + a - b["draw_pile"]) % n
-        deck_top, deck = self._draw(g.deck, g.deck_len, self._deck_pick(g.ordered, g.seed, g.deck_len))
-        deck = jnp.where(is_deck, deck, g.deck)
-        drawn_len = jnp.take(g.pile_len, drawn_seat, mode="clip")
-        pile_top = jnp.take(g.piles.reshape(-1), drawn_seat * self.deck_size + drawn_len - 1, mode="clip")
-        drawn = jnp.where(is_deck, deck_top, pile_top.astype(i32))
-        hand_card = jnp.where(is_discard, a - b["discard"], a - b["play"])  # a discard or a play
-
         # Wile targets: opponent seat and cell.
         j, target_cell = (a - b["opponent_cell"]) // self.cells, (a - b["opponent_cell"]) % self.cells
         victim = (me + j + 1) % n
         victim_card = jnp.take(g.grids.reshape(-1), victim * self.cells + target_cell, mode="clip").astype(
             i32
         )
-        hits = is_target & (stage != _D.PLACE_BLOCKING)  # Discard or Swap: a bird leaves its grid
-        to_victim_pile = is_target & (stage == _D.DISCARD_TARGET)
+        is_discard = (a >= b["discard"]) & (a < b["play"])
+        # The murder: checked on the scores before it (nothing in a grid changes at this step).
+        score = g.score
+        m_victim = (me + a - b["murder"] + 1) % n
+        lead = jnp.take(score, m_victim, mode="clip") >= jnp.take(score, me, mode="clip") + self.margin
+        return _Move(
+            me=me,
+            stage=g.stage,
+            deck=is_deck,
+            pile=is_pile,
+            draw=is_deck | is_pile,
+            discard=is_discard,
+            play=(a >= b["play"]) & (a < b["own_cell"]),
+            own=(a >= b["own_cell"]) & (a < b["opponent_cell"]),
+            target=(a >= b["opponent_cell"]) & (a < b["murder"]),
+            murder=a >= b["murder"],
+            drawn_seat=(me + a - b["draw_pile"]) % n,
+            hand_card=jnp.where(is_discard, a - b["discard"], a - b["play"]),  # a discard or a play
+            own_cell=a - b["own_cell"],
+            victim=victim,
+            target_cell=target_cell,
+            victim_card=victim_card,
+            murder_victim=m_victim,
+            murder_succeeds=self._escalated(g) | lead,
+        )
+
+    def _move_cards(self, g: GameState, m: _Move) -> GameState:
+        """Draws and discards, and a bird a Discard wile hits: the deck, hands, seen cards and piles."""
+        i32 = jnp.int32
+        seats = self._seats
+        # Draws: the deck's top or a pile's top into my hand.
+        deck_top, deck = self._draw(g.deck, g.deck_len, self._deck_pick(g.ordered, g.seed, g.deck_len))
+        deck = jnp.where(m.deck, deck, g.deck)
+        drawn_len = jnp.take(g.pile_len, m.drawn_seat, mode="clip")
+        pile_top = jnp.take(g.piles.reshape(-1), m.drawn_seat * self.deck_size + drawn_len - 1, mode="clip")
+        drawn = jnp.where(m.deck, deck_top, pile_top.astype(i32))
 
         # Hands and what everyone saw go into them.
         card_ids = jnp.arange(self.kinds)
-        mine = seats[:, None] == me
-        gained = mine & (card_ids[None, :] == drawn) & is_draw
-        lost = mine & (card_ids[None, :] == hand_card) & (is_discard | is_play)
+        mine = seats[:, None] == m.me
+        gained = mine & (card_ids[None, :] == drawn) & m.draw
+        lost = mine & (card_ids[None, :] == m.hand_card) & (m.discard | m.play)
         c8 = self.count_dtype
         hands = (g.hands + gained - lost).astype(c8)
-        known = (g.known + (gained & is_pile)).astype(c8)
+        known = (g.known + (gained & m.pile)).astype(c8)
         known = (known - (lost & (known > 0))).astype(c8)
 
         # Discard piles: one push (a discard, a bird hit by a Discard wile) or one pop (a draw).
-        push = is_discard | to_victim_pile
-        pile_seat = jnp.where(is_pile, drawn_seat, jnp.where(is_discard, me, victim))
-        pile_card = jnp.where(is_pile, drawn, jnp.where(is_discard, hand_card, victim_card))
-        delta = push.astype(i32) - is_pile.astype(i32)
+        to_victim_pile = m.target & (m.stage == _D.DISCARD_TARGET)
+        push = m.discard | to_victim_pile
+        pile_seat = jnp.where(m.pile, m.drawn_seat, jnp.where(m.discard, m.me, m.victim))
+        pile_card = jnp.where(m.pile, drawn, jnp.where(m.discard, m.hand_card, m.victim_card))
+        delta = push.astype(i32) - m.pile.astype(i32)
         at_seat = seats == pile_seat
         pile_len = g.pile_len + at_seat * delta
         moved_card = at_seat[:, None] & (card_ids[None, :] == pile_card)
@@ -572,80 +619,82 @@ class Twin(TwinRules):
         old_slot = jnp.take(flat_piles, top_at, mode="clip")
         put = jnp.where(push, pile_card.astype(jnp.int8), old_slot)
         piles = jax.lax.dynamic_update_slice(flat_piles, put[None], (top_at,)).reshape(g.piles.shape)
-        slot_at = self._slots_after(g, pile_seat, pile_card, push, is_pile)
-        deck_len = g.deck_len - is_deck
-
-        # Grids: the played card onto my cell or a victim's; a swapped bird onto my waiting cell.
-        own = a - b["own_cell"]
-        g2 = self._write(
-            g,
-            jnp.where(is_own, me, victim),
-            jnp.where(is_own, own, target_cell),
-            pending,
-            is_own | is_target,
-        )
-        swapping = is_target & (stage == _D.SWAP_TARGET)
-        g2 = self._write(g2, me, g.pending_cell, victim_card, swapping)
-        wile_kind = pending - birds
-        onto_empty = (is_own & (pending >= birds)) | (is_target & (stage != _D.SWAP_TARGET))
-        wiles = g.wiles + ((jnp.arange(len(Wile)) == wile_kind) & onto_empty)
-        moved = (is_own & (pending < birds)) | hits
-        points = self._rescored(moved, g2.owner, g2.sides, g.points)
-
-        # The murder: checked on the scores before it (nothing in a grid changes at this step).
-        score = g.score
-        m_victim = (me + a - b["murder"] + 1) % n
-        lead = jnp.take(score, m_victim, mode="clip") >= jnp.take(score, me, mode="clip") + self.margin
-        succeeds = self._escalated(g) | lead
-        struck = (seats == m_victim) & is_murder & succeeds
-        failed = (seats == me) & is_murder & ~succeeds
-        alive = g.alive & ~struck & ~failed
-        victim_hand = jnp.take(hands, m_victim, axis=0, mode="clip")
-        kind_held = (victim_hand[:birds].reshape(self.types, self.values) > 0).any(axis=1)
-        recorded = g.recorded | (mine & kind_held[None, :] & is_murder & succeeds)
-        known = jnp.where(struck[:, None], hands, known)
-        score, clear = self._scores(g2.owner, points, recorded)
-
-        # What comes next.
-        after = g.replace(
+        return g.replace(
             deck=deck,
-            deck_len=deck_len,
+            deck_len=g.deck_len - m.deck,
             piles=piles,
             pile_len=pile_len,
             pile_counts=pile_counts,
-            slot_at=slot_at,
+            slot_at=self._slots_after(g, pile_seat, pile_card, push, m.pile),
             hands=hands,
             known=known,
-            grids=g2.grids,
-            owner=g2.owner,
-            sides=g2.sides,
-            points=points,
+        )
+
+    def _lay(self, g: GameState, m: _Move) -> GameState:
+        """The played card onto my cell or a victim's, a swapped bird onto my waiting cell; the wiles
+        in grids, and the route points rescored where a bird came or went."""
+        birds = self.birds
+        pending = g.pending_card
+        g2 = self._write(
+            g,
+            jnp.where(m.own, m.me, m.victim),
+            jnp.where(m.own, m.own_cell, m.target_cell),
+            pending,
+            m.own | m.target,
+        )
+        swapping = m.target & (m.stage == _D.SWAP_TARGET)
+        g2 = self._write(g2, m.me, g.pending_cell, m.victim_card, swapping)
+        wile_kind = pending - birds
+        onto_empty = (m.own & (pending >= birds)) | (m.target & (m.stage != _D.SWAP_TARGET))
+        wiles = g.wiles + ((jnp.arange(len(Wile)) == wile_kind) & onto_empty)
+        hits = m.target & (m.stage != _D.PLACE_BLOCKING)  # Discard or Swap: a bird leaves its grid
+        moved = (m.own & (pending < birds)) | hits
+        return g2.replace(wiles=wiles, points=self._rescored(moved, g2.owner, g2.sides, g.points))
+
+    def _murder(self, g: GameState, m: _Move) -> GameState:
+        """A Murder played: its victim out, their hand shown and their types recorded against me, or
+        me caught; then every seat's score and clear score."""
+        seats = self._seats
+        struck = (seats == m.murder_victim) & m.murder & m.murder_succeeds
+        failed = (seats == m.me) & m.murder & ~m.murder_succeeds
+        victim_hand = jnp.take(g.hands, m.murder_victim, axis=0, mode="clip")
+        kind_held = (victim_hand[: self.birds].reshape(self.types, self.values) > 0).any(axis=1)
+        mine = seats[:, None] == m.me
+        recorded = g.recorded | (mine & kind_held[None, :] & m.murder & m.murder_succeeds)
+        score, clear = self._scores(g.owner, g.points, recorded)
+        return g.replace(
+            known=jnp.where(struck[:, None], g.hands, g.known),
             score=score,
             clear=clear,
-            wiles=wiles,
-            alive=alive,
+            alive=g.alive & ~struck & ~failed,
             murdered=g.murdered | struck,
             caught=g.caught | failed,
             recorded=recorded,
         )
-        first_draw = is_draw & (stage == _D.FIRST_DRAW)
-        second_possible = (deck_len > 0) | (~is_pile & (pile_len > 0).any())
-        hand_now = jnp.take(hands, me, axis=0, mode="clip") > 0
-        can_play = (hand_now & self._playable_cards(*self._targets(after, me))).any()
-        shows = is_discard & (stage == _D.DISCARD) & ~can_play
-        known = jnp.where(mine & shows, hands, known)
+
+    def _next_decision(self, g: GameState, m: _Move) -> GameState:
+        """What comes next: the acting seat's next decision, or the next living seat's turn, or the end."""
+        n, birds, i32 = self.n, self.birds, jnp.int32
+        me, stage = m.me, m.stage
+        first_draw = m.draw & (stage == _D.FIRST_DRAW)
+        second_possible = (g.deck_len > 0) | (~m.pile & (g.pile_len > 0).any())
+        hand_now = jnp.take(g.hands, me, axis=0, mode="clip") > 0
+        can_play = (hand_now & self._playable_cards(*self._targets(g, me))).any()
+        shows = m.discard & (stage == _D.DISCARD) & ~can_play
+        mine = self._seats[:, None] == me
+        known = jnp.where(mine & shows, g.hands, g.known)
         card_stage = jnp.where(
-            hand_card < birds,
+            m.hand_card < birds,
             int(_D.PLACE_BIRD),
-            jnp.take(jnp.asarray([int(s) for s in _WILE_STAGES], i32), hand_card - birds, mode="clip"),
+            jnp.take(jnp.asarray([int(s) for s in _WILE_STAGES], i32), m.hand_card - birds, mode="clip"),
         )
         next_stage = jnp.select(
             [
                 first_draw & second_possible,
-                is_draw,
-                is_discard & (stage == _D.DISCARD),
-                is_play,
-                is_own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL)),
+                m.draw,
+                m.discard & (stage == _D.DISCARD),
+                m.play,
+                m.own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL)),
             ],
             [
                 jnp.asarray(int(_D.SECOND_DRAW), i32),
@@ -657,28 +706,31 @@ class Twin(TwinRules):
             stage,
         )
         ends_turn = (
-            (is_discard & (stage == _D.EXTRA_DISCARD))
-            | (is_own & (stage == _D.PLACE_BIRD))
-            | is_target
-            | is_murder
+            (m.discard & (stage == _D.EXTRA_DISCARD))
+            | (m.own & (stage == _D.PLACE_BIRD))
+            | m.target
+            | m.murder
         )
-        last_one = alive.sum() == 1
+        last_one = g.alive.sum() == 1
         # The next living seat to my left.
-        later = self._relative(alive, me)[1:]
+        later = self._relative(g.alive, me)[1:]
         nxt = (me + 1 + jnp.argmax(later)) % n
-        over = ends_turn & (last_one | (deck_len == 0))
+        over = ends_turn & (last_one | (g.deck_len == 0))
         starts = ends_turn & ~over
-        waits = is_own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL))
-        after = after.replace(
+        waits = m.own & ((stage == _D.SWAP_CELL) | (stage == _D.MURDER_CELL))
+        return g.replace(
             known=known,
             to_act=jnp.where(starts, nxt, me).astype(i32),
             stage=jnp.where(starts, int(_D.FIRST_DRAW), next_stage).astype(i32),
-            first_from_pile=jnp.where(first_draw, is_pile, jnp.where(starts, False, g.first_from_pile)),
-            pending_card=jnp.where(ends_turn, EMPTY, jnp.where(is_play, hand_card, pending)).astype(i32),
-            pending_cell=jnp.where(ends_turn, EMPTY, jnp.where(waits, own, g.pending_cell)).astype(i32),
+            first_from_pile=jnp.where(first_draw, m.pile, jnp.where(starts, False, g.first_from_pile)),
+            pending_card=jnp.where(ends_turn, EMPTY, jnp.where(m.play, m.hand_card, g.pending_card)).astype(
+                i32
+            ),
+            pending_cell=jnp.where(ends_turn, EMPTY, jnp.where(waits, m.own_cell, g.pending_cell)).astype(
+                i32
+            ),
             terminal=g.terminal | over,
         )
-        return after, jnp.zeros((), bool)
 
     # ----- what a seat sees ------------------------------------------------------------------------
     def observe(self, g: GameState, player: jax.Array) -> jax.Array:
