@@ -388,19 +388,7 @@ class ISMCTSAgent(Agent):
         # The deciding player's legal actions are the same in every determinization of its
         # information set, so the root action is chosen first; its k-th visit then sees deal k
         # (common random numbers: root actions are compared on the same deals).
-        for child in root.children.values():
-            child.available += 1
-        if forced is not None:
-            action, k = forced
-            child = root.children[(me, None, action)]
-        else:
-            untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
-            if untried:
-                action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
-                child = root.children[(me, None, action)] = _Node(me)
-            else:
-                action, child = self._select(root, me, None, allowed)
-            k = child.visits
+        action, child, k = self._root_move(root, me, allowed, first, forced)
         seed = self._deal(k)
         try:
             world = self._determinize(me, seed)
@@ -419,7 +407,41 @@ class ISMCTSAgent(Agent):
         # player's observation is encoded only where a node or the baseline reads it.
         path, root_action = [child], action
         game.apply(action)
-        node = child
+        self._descend(world, child, path)
+        self._rollout(world, seed)
+        # The zero-sum returns the env pays on the game's last step, or the leaf's estimate of them.
+        returns = game.returns() if game.over else self._leaf(game)
+        rewards = {a: float(returns[i]) for i, a in enumerate(world.possible_agents)}
+        root.visits += 1
+        self._outcomes[root_action].append(rewards[me])
+        for child in path:
+            child.visits += 1
+            child.reward += rewards[child.agent]
+        return rewards[me]
+
+    def _root_move(
+        self, root: _Node, me: str, allowed: np.ndarray, first: int | None, forced: tuple[int, int] | None
+    ) -> tuple[int, _Node, int]:
+        """The root action of one simulation, its node, and the index of the deal it sees (its visit
+        count: the k-th visit of every root move sees deal k); every root move counts one more
+        availability. An untried move comes first (`first` if untried), then UCB selection."""
+        for child in root.children.values():
+            child.available += 1
+        if forced is not None:
+            action, k = forced
+            return action, root.children[(me, None, action)], k
+        untried = [a for a in np.flatnonzero(allowed).tolist() if (me, None, a) not in root.children]
+        if untried:
+            action = first if first in untried else untried[int(self.rng.integers(len(untried)))]
+            child = root.children[(me, None, action)] = _Node(me)
+        else:
+            action, child = self._select(root, me, None, allowed)
+        return action, child, child.visits
+
+    def _descend(self, world, node: _Node, path: list[_Node]) -> None:
+        """Selection and expansion below the root: step `world`'s game down the tree from `node`,
+        appending each node visited to `path`, until the game ends or one new node is expanded."""
+        game = world.game
         encode, agents = world.observer.encode, world.possible_agents
         while not game.over:
             player = game.current_player
@@ -442,21 +464,11 @@ class ISMCTSAgent(Agent):
                 child = node.children[(agent, view, action)] = _Node(agent)
                 path.append(child)
                 game.apply(action)
-                break
+                return
             action, child = self._select(node, agent, view, mask)
             path.append(child)
             game.apply(action)
             node = child
-        self._rollout(world, seed)
-        # The zero-sum returns the env pays on the game's last step, or the leaf's estimate of them.
-        returns = game.returns() if game.over else self._leaf(game)
-        rewards = {a: float(returns[i]) for i, a in enumerate(agents)}
-        root.visits += 1
-        self._outcomes[root_action].append(rewards[me])
-        for child in path:
-            child.visits += 1
-            child.reward += rewards[child.agent]
-        return rewards[me]
 
     def _widen(self, visits: int, tried: int) -> bool:
         """Progressive widening below the root: an information set reached v times before tries a

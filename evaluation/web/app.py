@@ -58,7 +58,7 @@ def markdown_html(text: str, link_file) -> str:
 def create_app(runs: str | Path = "runs", tables: Tables | None = None):
     """The web table's Flask app, reading runs (evaluations, leagues, checkpoints) under `runs`."""
     try:
-        from flask import Flask, Response, redirect, render_template, request
+        from flask import Flask, Response, render_template
         from jinja2 import DictLoader
         from werkzeug.exceptions import HTTPException
     except ImportError as err:
@@ -78,14 +78,24 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
     def picture_response(data: bytes):
         return Response(data, mimetype="image/png", headers={"Cache-Control": "no-store"})
 
+    _error_pages(app, page, HTTPException)
+    _play_routes(app, page, picture_response, folder, store)
+    _replay_routes(app, page, picture_response, folder, replays)
+    _results_routes(app, page, picture_response, folder)
+    return app
+
+
+def _error_pages(app, page, http_exception) -> None:
+    """Every error as a page with a one-line message: ours (`WebError`), HTTP's, and a server failure."""
+
     @app.errorhandler(WebError)
     def web_error(err: WebError):
         return page(
             "error.html", err.status, title=f"{err.status}: cannot do that", message=err.message, back="/"
         )
 
-    @app.errorhandler(HTTPException)
-    def http_error(err: HTTPException):
+    @app.errorhandler(http_exception)
+    def http_error(err):
         message = {404: "no such page", 405: "that page does not take this kind of request"}.get(
             err.code, err.description.splitlines()[0] if err.description else err.name
         )
@@ -101,6 +111,11 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
             message=f"{type(err).__name__}: {err}",
             back="/",
         )
+
+
+def _play_routes(app, page, picture_response, folder: RunsFolder, store: Tables) -> None:
+    """The new-game form, and a human's seat at a table: its page, its moves and its picture."""
+    from flask import redirect, request
 
     @app.get("/")
     def index():
@@ -144,6 +159,11 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
         table = store.get(table_id)
         with table.lock:
             return picture_response(table.picture())
+
+
+def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Replays) -> None:
+    """A run's recorded games, and any step of one as a spectator, the umpire or a player sees it."""
+    from flask import request
 
     @app.get("/replay")
     def games():
@@ -224,6 +244,11 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
         _, _, frame, _, viewer, reveal = replay_args()
         return picture_response(png(draw(frame.game, viewer, reveal=reveal)))
 
+
+def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
+    """A run's report (or a league's leaderboard) as HTML with its plots, and each plot."""
+    from flask import request
+
     @app.get("/results")
     def results():
         run = folder.run(request.args.get("run"))
@@ -271,8 +296,6 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
         except (OSError, UntrustedFileError) as err:
             raise WebError(422, f"{name} cannot be read: {err}") from None
         return picture_response(data)
-
-    return app
 
 
 def _number(text: str, what: str) -> int:
