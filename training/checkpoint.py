@@ -18,6 +18,9 @@ so a `.json` means the checkpoint is complete:
   masked DQN, the argmax of the masked Q-values). A `best` checkpoint also holds `evaluation`
   (its scores against the ladder); `final` holds `best` (which checkpoint evaluated best).
 
+The trainers that keep no SB3 model (`jax`, `rllib`) write the `.npz` and `.json` alone
+(`export_checkpoint`), with their own resumable state beside them under the trainer's name.
+
 Run directory layout::
 
     <out>/config.yaml                          the resolved config of the run
