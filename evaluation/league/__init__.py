@@ -29,6 +29,11 @@ Four stages, each resumable (run the same command again and finished work is ski
 Exit status: 0 when every entry finished, 1 when some entry failed (the leaderboard is still
 written from the rest), 2 for a mistake in the command line or the config, 130 after Ctrl-C and
 143 after SIGTERM (a training run it was waiting on saves a checkpoint first).
+
+The package holds one module per stage: `config` (the YAML's schema, its parser and the budget a
+folder was trained to), `training`, `pairs` (evaluation), `exploitability`, `outputs` (the
+leaderboard's files and plots) and `cli` (arguments, and a line and an exit status per ending);
+this module runs them in order (`run_league`) and sums up what they found (`summarise`).
 """
 
 from __future__ import annotations

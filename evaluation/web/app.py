@@ -190,18 +190,9 @@ def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Rep
             per_page=GAMES_PER_PAGE,
         )
 
-    def replay_args():
-        made = replays.get(request.args.get("run", ""), request.args.get("game", ""))
-        step_text = request.args.get("step")
-        step = len(made.frames) - 1 if step_text in (None, "") else _number(step_text, "step")
-        frame = made.frame(step)
-        viewer_text = request.args.get("viewer", "spectator")
-        viewer, reveal = parse_viewer(viewer_text, len(made.seats))
-        return made, step, frame, viewer_text, viewer, reveal
-
     @app.get("/replay/view")
     def replay_view():
-        made, step, frame, viewer_text, viewer, reveal = replay_args()
+        made, step, frame, viewer_text, viewer, reveal = _replay_step(replays, request.args)
         key = "-".join(map(str, made.key))
 
         def link(to_step: int, to_viewer: str) -> str:
@@ -241,8 +232,20 @@ def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Rep
 
     @app.get("/replay/picture.png")
     def replay_picture():
-        _, _, frame, _, viewer, reveal = replay_args()
+        _, _, frame, _, viewer, reveal = _replay_step(replays, request.args)
         return picture_response(png(draw(frame.game, viewer, reveal=reveal)))
+
+
+def _replay_step(replays: Replays, args):
+    """The recorded game, step (the last if none given), frame and viewer a replay request names:
+    (game, step, frame, viewer as given, seat viewing or None, whether everything is shown)."""
+    made = replays.get(args.get("run", ""), args.get("game", ""))
+    step_text = args.get("step")
+    step = len(made.frames) - 1 if step_text in (None, "") else _number(step_text, "step")
+    frame = made.frame(step)
+    viewer_text = args.get("viewer", "spectator")
+    viewer, reveal = parse_viewer(viewer_text, len(made.seats))
+    return made, step, frame, viewer_text, viewer, reveal
 
 
 def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
