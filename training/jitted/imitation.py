@@ -69,7 +69,7 @@ def baseline_decisions(config, decisions: int) -> dict[str, np.ndarray]:
 
 def imitate(params: dict, data: dict[str, np.ndarray], s, learning_rate: float, epochs: int, key):
     """`params` fitted to `data` for `epochs` passes; (params, report). `s` is the run's
-    `jax_ppo.Settings` (network, value weight, gradient clipping)."""
+    `ppo.Settings` (network, value weight, gradient clipping)."""
     import jax
     import jax.numpy as jnp
     import optax

@@ -3,7 +3,7 @@ batched twins (PureJaxRL's design: no Python between two decisions).
 
 Reads top to bottom: the network (SB3 MaskablePPO's layers, under the names its checkpoints use),
 the learner's view of a game (opponents move inside the step until the learner decides again), the
-rollout, GAE, the PPO update. `training/jax_train.py` runs it: checkpoints, evaluation, resume.
+rollout, GAE, the PPO update. `training/jitted/trainer.py` runs it: checkpoints, evaluation, resume.
 
 The network's weights are kept in torch's layout (`weight` is out x in) under the state-dict names
 `fowlplay.training.policy.build_policy` gives them, so a checkpoint is written as they are and
