@@ -16,6 +16,7 @@ and tests/envs/test_baseline_twin.py holds the twin equal to the baseline decisi
 from __future__ import annotations
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -62,6 +63,16 @@ def _use_id(kind, value):
     return kind * 6 + value
 
 
+def _whole(x) -> tuple[jax.Array, jax.Array]:
+    """The key (10 x, 0) of a whole-numbered rating."""
+    return jnp.asarray(x, jnp.float32) * 10.0, jnp.zeros_like(jnp.asarray(x, jnp.float32))
+
+
+def _key(table, index) -> tuple[jax.Array, jax.Array]:
+    """The keys at `index` of a table of keys."""
+    return table[0][index], table[1][index]
+
+
 class BaselineTwin(_Base):
     """The greedy swarm builder and wrecker of `murray_frog_v0` in JAX."""
 
@@ -98,9 +109,22 @@ class BaselineTwin(_Base):
 
     def decide(self, observation: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
         """The baseline's int32 action for one observation and its legal mask."""
+        seen = self._read(observation)
+        mask = jnp.asarray(legal_action_mask).astype(bool)
+        turn_keys, target_keys = (
+            self._rated(self._turn_ratings(seen), -10.0),
+            self._rated(self._target_ratings(seen), 0.0),
+        )
+        is_turn = seen.decision == _TURN
+        hi = jnp.where(is_turn, turn_keys[0], target_keys[0])
+        lo = jnp.where(is_turn, turn_keys[1], target_keys[1])
+        return first_best(jnp.where(mask, hi, -jnp.inf), jnp.where(mask, lo, 0.0)).astype(jnp.int32)
+
+    def _read(self, observation: jax.Array) -> SimpleNamespace:
+        """What the ratings read off the observation, as the reference agent reads it."""
         opts = self.options
         n, s, p, f32, i32 = opts.num_players, opts.max_swarms, opts.pond_size, jnp.float32, jnp.int32
-        obs, mask = jnp.asarray(observation, f32), jnp.asarray(legal_action_mask).astype(bool)
+        obs = jnp.asarray(observation, f32)
         counts = jnp.rint(obs * self.unscale).astype(i32)
         at = self.observer.offsets
         value = jnp.asarray(self.value)
@@ -109,59 +133,70 @@ class BaselineTwin(_Base):
             hit = piece == 1
             return jnp.where(hit.any(), jnp.argmax(hit), missing).astype(i32)
 
-        decision = first_one(counts[at["decision"]], 0)
         hand = counts[at["my_hand"]]
         slots = counts[at["swarms"]].reshape(n, s, NUM_INSECTS)
         filled = slots.any(-1)
         swarm_values = value[jnp.argmax(slots > 0, axis=-1)]  # `swarm_value` of each filled slot
         my_values = (jnp.arange(6)[:, None] == swarm_values[0][None, :]) & filled[0][None, :]
-        my_values = my_values.any(-1) & (jnp.arange(6) > 0)  # (6,): values I hold a swarm of
-        by_value = jnp.asarray(self.of_value) @ hand[:NUM_INSECTS]  # (6,) cards in hand per value
         pond = counts[at["pond"]].reshape(p, NUM_INSECTS)
-        pond = jnp.where((pond == 1).any(-1), jnp.argmax(pond == 1, axis=-1), 0).astype(i32)
-        early = obs[at["deck_size"].start] * f32(opts.total_cards) > 25
-        hand_sizes, tadpoles = counts[at["hand_sizes"]], counts[at["tadpoles"]]
-        chosen = first_one(counts[at["chosen_swarm"]], -1)
+        return SimpleNamespace(
+            decision=first_one(counts[at["decision"]], 0),
+            value=value,
+            hand=hand,
+            slots=slots,
+            filled=filled,
+            my_values=my_values.any(-1) & (jnp.arange(6) > 0),  # (6,): values I hold a swarm of
+            by_value=jnp.asarray(self.of_value) @ hand[:NUM_INSECTS],  # (6,) cards in hand per value
+            pond=jnp.where((pond == 1).any(-1), jnp.argmax(pond == 1, axis=-1), 0).astype(i32),
+            early=obs[at["deck_size"].start] * f32(opts.total_cards) > 25,
+            hand_sizes=counts[at["hand_sizes"]],
+            tadpoles=counts[at["tadpoles"]],
+            chosen=first_one(counts[at["chosen_swarm"]], -1),
+        )
 
-        def use_id(card, in_hand):
-            """The usefulness table index of holding one more `card` (`_usefulness`)."""
-            v = value[card]
-            same = by_value[v] - in_hand.astype(i32)
-            kind = jnp.where(
-                card == _HAWK,
-                _HAWK_USE,
-                jnp.where(
-                    my_values[v], _SWARMED, jnp.where(same >= 2, _PAIR, jnp.where(same == 1, _SINGLE, _NONE))
-                ),
-            )
-            return _use_id(kind, jnp.where(card == _HAWK, 0, v))
+    def _use_id(self, seen: SimpleNamespace, card, in_hand):
+        """The usefulness table index of holding one more `card` (`_usefulness`)."""
+        v = seen.value[card]
+        same = seen.by_value[v] - in_hand.astype(jnp.int32)
+        kind = jnp.where(
+            card == _HAWK,
+            _HAWK_USE,
+            jnp.where(
+                seen.my_values[v], _SWARMED, jnp.where(same >= 2, _PAIR, jnp.where(same == 1, _SINGLE, _NONE))
+            ),
+        )
+        return _use_id(kind, jnp.where(card == _HAWK, 0, v))
 
-        def points(swarm):
-            """`swarm_points` over the last axis (counts may dip to -1 where a card is removed)."""
-            size = swarm.sum(-1)
-            big = jnp.where(size >= opts.big_swarm, opts.big_swarm_points, 0)
-            perfect = jnp.where((size != 0) & (swarm.max(-1) == size), opts.perfect_swarm_points, 0)
-            return big + perfect
+    def _points(self, swarm):
+        """`swarm_points` over the last axis (counts may dip to -1 where a card is removed)."""
+        opts = self.options
+        size = swarm.sum(-1)
+        big = jnp.where(size >= opts.big_swarm, opts.big_swarm_points, 0)
+        perfect = jnp.where((size != 0) & (swarm.max(-1) == size), opts.perfect_swarm_points, 0)
+        return big + perfect
 
-        def worth(swarm):
-            return points(swarm) + (swarm * value[:NUM_INSECTS]).sum(-1)
+    def _worth(self, seen: SimpleNamespace, swarm):
+        """Bonus and card points of swarms over the last axis."""
+        return self._points(swarm) + (swarm * seen.value[:NUM_INSECTS]).sum(-1)
 
-        whole = lambda x: (jnp.asarray(x, f32) * 10.0, jnp.zeros_like(jnp.asarray(x, f32)))  # noqa: E731
-        key = lambda table, index: (table[0][index], table[1][index])  # noqa: E731
+    def _turn_ratings(self, seen: SimpleNamespace) -> dict:
+        """The turn's ratings by block (`_turn_rating`)."""
+        i32, p = jnp.int32, self.options.pond_size
+        value, hand, slots, filled, by_value = seen.value, seen.hand, seen.slots, seen.filled, seen.by_value
+        tadpoles, hand_sizes, pond = seen.tadpoles, seen.hand_sizes, seen.pond
+        use_id = lambda card, in_hand: self._use_id(seen, card, in_hand)  # noqa: E731
         cards = jnp.arange(NUM_INSECTS, dtype=i32)
-
-        # ----- the turn's ratings (`_turn_rating`) -----
-        worths = worth(slots)  # (n, s)
+        worths = self._worth(seen, slots)  # (n, s)
         tadpole_points = tadpoles * (tadpoles + 1)
         scores5 = 5 * ((worths * filled).sum(-1) + tadpole_points)  # 5 x score, kept whole: 2.6 = 13 / 5
         mine = scores5[0] - 5 * (hand * value[:HAND_KINDS]).sum()
         theirs = scores5[1:] - 13 * hand_sizes[1:]  # hand_sizes x _MEAN_HAND_VALUE, x 5
         leading = mine > theirs.max()
-        turn = {"go_out": whole(jnp.where(leading, 1000.0, -1000.0)[None])}
-        turn["create"] = whole(self.create_rating)
+        turn = {"go_out": _whole(jnp.where(leading, 1000.0, -1000.0)[None])}
+        turn["create"] = _whole(self.create_rating)
         grown = slots[0][:, None, :] + jnp.eye(NUM_INSECTS, dtype=i32)[None, :, :]  # (s, card, types)
-        gain = 2 * value[:NUM_INSECTS][None, :] + points(grown) - points(slots[0])[:, None]
-        turn["add"] = whole(jnp.where(gain > 0, 80.0 + gain, -5.0).reshape(-1))
+        gain = 2 * value[:NUM_INSECTS][None, :] + self._points(grown) - self._points(slots[0])[:, None]
+        turn["add"] = _whole(jnp.where(gain > 0, 80.0 + gain, -5.0).reshape(-1))
         ability = []
         for card in ABILITY_CARDS:
             v = VALUE[card]
@@ -176,51 +211,54 @@ class BaselineTwin(_Base):
                 rating = jnp.where(best >= 80, 25.0, -5.0)
             else:
                 rating = jnp.asarray(-5.0)
-            ability.append(jnp.where((by_value[v] >= 3) | my_values[v], -5.0, rating))
-        turn["ability"] = whole(jnp.stack(ability))
+            ability.append(jnp.where((by_value[v] >= 3) | seen.my_values[v], -5.0, rating))
+        turn["ability"] = _whole(jnp.stack(ability))
         given = use_id(jnp.repeat(cards, p), jnp.ones(NUM_INSECTS * p, bool))  # id = card * p + slot
         taken = use_id(jnp.tile(pond, NUM_INSECTS), jnp.zeros(NUM_INSECTS * p, bool))
-        turn["swap"] = key(self.swap_keys, (taken, given))
+        turn["swap"] = _key(self.swap_keys, (taken, given))
         flies = jnp.asarray(COMMON_FLIES, i32)
         useless = self.use_keys[0][use_id(flies, jnp.ones(len(COMMON_FLIES), bool))] <= 10  # usefulness <= 1
-        turn["fly_draw"] = whole(jnp.where(early & useless, 10.0, -5.0))
+        turn["fly_draw"] = _whole(jnp.where(seen.early & useless, 10.0, -5.0))
         kinds = jnp.arange(HAND_KINDS, dtype=i32)
-        turn["pass"] = key(self.pass_keys, (use_id(kinds, jnp.ones(HAND_KINDS, bool)), value[:HAND_KINDS]))
+        turn["pass"] = _key(self.pass_keys, (use_id(kinds, jnp.ones(HAND_KINDS, bool)), value[:HAND_KINDS]))
+        return turn
 
-        # ----- the target ratings (`_target_rating`) -----
+    def _target_ratings(self, seen: SimpleNamespace) -> dict:
+        """The ratings of a target decision by block (`_target_rating`)."""
+        n, s, i32 = self.options.num_players, self.options.max_swarms, jnp.int32
+        value, slots, tadpoles, chosen = seen.value, seen.slots, seen.tadpoles, seen.chosen
+        use_id = lambda card, in_hand: self._use_id(seen, card, in_hand)  # noqa: E731
+        cards = jnp.arange(NUM_INSECTS, dtype=i32)
+        worths = self._worth(seen, slots)  # (n, s)
+        tadpole_points = tadpoles * (tadpoles + 1)
         sign = jnp.where(jnp.arange(n) == 0, -1, 1)[:, None]  # (n, 1) by relative seat
         murray = sign * (worths - ((tadpoles + 1) * (tadpoles + 2) - tadpole_points)[:, None])
-        target = {"murray": whole(murray.reshape(-1))}
+        target = {"murray": _whole(murray.reshape(-1))}
         removed = slots[:, :, None, :] - jnp.eye(NUM_INSECTS, dtype=i32)  # (n, s, card, types)
-        losses = sign[:, :, None] * (worths[:, :, None] - worth(removed))  # (n, s, card)
-        robber = decision == _ROBBER_SWARM
+        losses = sign[:, :, None] * (worths[:, :, None] - self._worth(seen, removed))  # (n, s, card)
+        robber = seen.decision == _ROBBER_SWARM
         allowed = (slots > 0) & (~robber | jnp.asarray(self.flies))
-        target["swarm"] = whole(jnp.where(allowed, losses, jnp.iinfo(i32).min // 16).max(-1).reshape(-1))
-        target["player"] = whole(hand_sizes[1:])
-        target["pond"] = key(self.use_keys, use_id(pond, jnp.zeros(p, bool)))
+        target["swarm"] = _whole(jnp.where(allowed, losses, jnp.iinfo(i32).min // 16).max(-1).reshape(-1))
+        target["player"] = _whole(seen.hand_sizes[1:])
+        target["pond"] = _key(self.use_keys, use_id(seen.pond, jnp.zeros(self.options.pond_size, bool)))
         chosen_loss = jnp.where(chosen >= 0, losses.reshape(n * s, NUM_INSECTS)[jnp.maximum(chosen, 0)], 0)
         loss_id = jnp.clip(chosen_loss + self.loss_top, 0, 2 * self.loss_top)
-        plus = key(
+        plus = _key(
             self.take_keys, (loss_id, use_id(cards, jnp.zeros(NUM_INSECTS, bool)), value[:NUM_INSECTS])
         )
-        just = whole(chosen_loss)
-        robber_take = decision == _ROBBER_TAKE
+        just = _whole(chosen_loss)
+        robber_take = seen.decision == _ROBBER_TAKE
         target["take"] = tuple(jnp.where(robber_take, a, b) for a, b in zip(just, plus))
-        target["discard"] = key(
+        target["discard"] = _key(
             self.discard_keys, (use_id(cards, jnp.ones(NUM_INSECTS, bool)), value[:NUM_INSECTS])
         )
+        return target
 
-        def rated(ratings, default):
-            """Every action id's key in layout order, `default` where the block has no rating."""
-            his, los = [], []
-            for block in self.layout.blocks:
-                hi, lo = ratings.get(block.name, whole(jnp.full(block.size, default)))
-                his.append(jnp.broadcast_to(hi, (block.size,)))
-                los.append(jnp.broadcast_to(lo, (block.size,)))
-            return jnp.concatenate(his), jnp.concatenate(los)
-
-        turn_keys, target_keys = rated(turn, -10.0), rated(target, 0.0)
-        is_turn = decision == _TURN
-        hi = jnp.where(is_turn, turn_keys[0], target_keys[0])
-        lo = jnp.where(is_turn, turn_keys[1], target_keys[1])
-        return first_best(jnp.where(mask, hi, -jnp.inf), jnp.where(mask, lo, 0.0)).astype(i32)
+    def _rated(self, ratings: dict, default: float) -> tuple[jax.Array, jax.Array]:
+        """Every action id's key in layout order, `default` where the block has no rating."""
+        his, los = [], []
+        for block in self.layout.blocks:
+            hi, lo = ratings.get(block.name, _whole(jnp.full(block.size, default)))
+            his.append(jnp.broadcast_to(hi, (block.size,)))
+            los.append(jnp.broadcast_to(lo, (block.size,)))
+        return jnp.concatenate(his), jnp.concatenate(los)

@@ -152,23 +152,27 @@ def draw(game: MurrayGame, viewer: int | None = None, reveal: bool = False):
         canvas.text((x0 + 14, top + 2), f"hand: {plural(game.hand_sizes[seat], 'card')}", 12, MUTED)
         faces = [card_face(c) for c in hand.shown] + [None] * hand.face_down
         canvas.card_row((x0 + 14, top + 18), faces, PANEL_WIDTH - 44, CARD, gap=4)
-        sy = top + 18 + CARD[1] + 8
-        swarms = game.swarms[seat]
-        canvas.text((x0 + 14, sy), "swarms:" if swarms else "no swarms", 12, MUTED)
-        sx = x0 + 70
-        chosen = game.chosen if not game.over else (-1, -1)
-        for slot, swarm in enumerate(swarms):
-            kinds = [(card, k) for card, k in enumerate(swarm) if k]
-            width = len(kinds) * (SMALL[0] + 4) + 8
-            if sx + width > x0 + PANEL_WIDTH - 20:
-                canvas.text((sx, sy + 20), f"+{len(swarms) - slot} more", 12, LIGHT)
-                break
-            ring = TURN_EDGE if chosen == (seat, slot) else MUTED
-            canvas.box((sx, sy - 4, sx + width, sy + SMALL[1] + 18), None, ring, width=2, radius=6)
-            for i, (card, k) in enumerate(kinds):
-                cx = sx + 6 + i * (SMALL[0] + 4)
-                canvas.card((cx, sy), card_face(card), SMALL)
-                canvas.text((cx + SMALL[0] / 2, sy + SMALL[1] + 1), f"x{k}", 12, LIGHT, "ma")
-            sx += width + 10
+        _swarm_row(canvas, game, seat, x0, top + 18 + CARD[1] + 8)
     canvas.footer(game.log)
     return canvas.image
+
+
+def _swarm_row(canvas, game: MurrayGame, seat: int, x0: int, sy: int) -> None:
+    """`seat`'s swarms in a row of its panel (the one being picked ringed), as many as fit."""
+    swarms = game.swarms[seat]
+    canvas.text((x0 + 14, sy), "swarms:" if swarms else "no swarms", 12, MUTED)
+    sx = x0 + 70
+    chosen = game.chosen if not game.over else (-1, -1)
+    for slot, swarm in enumerate(swarms):
+        kinds = [(card, k) for card, k in enumerate(swarm) if k]
+        width = len(kinds) * (SMALL[0] + 4) + 8
+        if sx + width > x0 + PANEL_WIDTH - 20:
+            canvas.text((sx, sy + 20), f"+{len(swarms) - slot} more", 12, LIGHT)
+            break
+        ring = TURN_EDGE if chosen == (seat, slot) else MUTED
+        canvas.box((sx, sy - 4, sx + width, sy + SMALL[1] + 18), None, ring, width=2, radius=6)
+        for i, (card, k) in enumerate(kinds):
+            cx = sx + 6 + i * (SMALL[0] + 4)
+            canvas.card((cx, sy), card_face(card), SMALL)
+            canvas.text((cx + SMALL[0] / 2, sy + SMALL[1] + 1), f"x{k}", 12, LIGHT, "ma")
+        sx += width + 10

@@ -26,6 +26,8 @@ is what such a step must leave as the reference leaves it (see there).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -295,14 +297,58 @@ class Twin(TwinRules):
 
     # ----- one decision ---------------------------------------------------------------------------
     def step(self, game: GameState, action: jax.Array, key: jax.Array) -> tuple[GameState, jax.Array]:
-        """Apply a legal action of the turn player, then every draw it sets off (`MurrayGame.apply`)."""
+        """Apply a legal action of the turn player, then every draw it sets off (`MurrayGame.apply`).
+
+        Every branch of the reference's `apply` is computed and masked by the action it belongs to
+        (`_move`), in three parts: the cards in and out of hands (`_hand_moves`), the swarms, pond
+        and discard pile (`_table_moves`), and the decision that follows (`_next_decision`)."""
         g = self._widen(game)
-        n, s, ps = self.seats, self.max_swarms, self.pond_size
+        n = self.seats
         words = jax.random.bits(key, (self._words,), jnp.uint32)
+        m = self._move(g, action)
+        p, i = m.p, m.i
+        hands = self._hand_moves(g, m, words)
+        table = self._table_moves(g, m, hands.played, hands.from_pond)
+        decision, robber_left = self._next_decision(g, m, table.swarms, hands.size_p)
+        picking = m.firefly_swarm | m.robber_swarm
+        swarm_take, hornet_player, hornet_take = m.swarm_take, m.hornet_player, m.hornet_take
+        g = g.replace(
+            hands=hands.hands,
+            pond=table.pond,
+            discard=table.discard,
+            swarms=table.swarms,
+            tadpoles=table.tadpoles,
+            hawk_seen=hands.hawk_seen,
+            hawk_draws=hands.hawk_draws,
+            last_passed=hands.last_passed,
+            last_received=hands.last_received,
+            seen=hands.seen,
+            shown=hands.shown,
+            decision=decision,
+            filling=g.filling | table.reset_pond | m.dragonfly,
+            murray_resets_pond=g.murray_resets_pond & ~m.murray,
+            may_go_out=g.may_go_out & ~m.turn,
+            swapped=g.swapped | m.swap,
+            fly_drawn=g.fly_drawn | m.fly_draw,
+            passed=g.passed | m.pass_,
+            target=jnp.where(hornet_player, (p + i + 1) % n, jnp.where(hornet_take, -1, g.target)),
+            chosen_owner=jnp.where(picking, m.picked_owner, jnp.where(swarm_take, -1, g.chosen_owner)),
+            chosen_slot=jnp.where(picking, m.picked_slot, jnp.where(swarm_take, -1, g.chosen_slot)),
+            robber_left=robber_left,
+            terminal=g.terminal | m.go_out,
+            reshuffled=jnp.zeros((), bool),
+        )
+        down_to_limit = hands.size_p <= self.hand_limit
+        g = self._next_turn(g, m.end_turn | ((m.pass_ | m.discard_down) & down_to_limit))
+        g, lazy = self._draw(g, jnp.where(m.fly_draw, 2, 0).astype(I32), words)
+        return _materialize(self._narrow(g)), m.deer | lazy
+
+    def _move(self, g: GameState, action: jax.Array) -> SimpleNamespace:
+        """The action decoded: its block and index, and one flag per branch of `MurrayGame.apply`."""
+        n, s = self.seats, self.max_swarms
         block, i = self._block_of[action], self._index_of[action]
         kind, p = g.decision, g.player
         seats = jnp.arange(n)
-        me, left = seats == p, (p + 1) % n
 
         def decided(d: Decision) -> jax.Array:
             return kind == int(d)
@@ -310,46 +356,69 @@ class Twin(TwinRules):
         def turn_action(name: str) -> jax.Array:
             return decided(Decision.TURN) & (block == self._block_id[name])
 
-        go_out, create, add = turn_action("go_out"), turn_action("create"), turn_action("add")
-        ability, swap, fly_draw = turn_action("ability"), turn_action("swap"), turn_action("fly_draw")
-        pass_, end_turn = turn_action("pass"), turn_action("end_turn")
-        murray, deer, dragonfly = (
-            decided(Decision.MURRAY),
-            decided(Decision.DEER_FLY),
-            decided(Decision.DRAGONFLY),
-        )
-        hornet_player, hornet_take = decided(Decision.HORNET_PLAYER), decided(Decision.HORNET_TAKE)
-        firefly_swarm, robber_swarm = decided(Decision.FIREFLY_SWARM), decided(Decision.ROBBER_SWARM)
         firefly_take, robber_take = decided(Decision.FIREFLY_TAKE), decided(Decision.ROBBER_TAKE)
-        discard_down = decided(Decision.DISCARD)
-        swarm_take = firefly_take | robber_take
+        ability = turn_action("ability")
         ability_card = self._ability_cards[jnp.clip(i, 0, len(ABILITY_CARDS) - 1)]
-        wasp = ability & (ability_card == PAPER_WASP)
-
-        # ---- the cards that leave and enter the turn player's hand ----
-        one = jnp.clip(i, 0, HAND_KINDS - 1)  # the card of a one-card block (add's card below)
-        add_slot, add_card = i // NUM_INSECTS, i % NUM_INSECTS
-        pond_slot = jnp.where(swap, i % ps, i)  # swap: card i // ps with slot i % ps; Dragonfly: slot i
-        from_pond = _nth(g.pond, pond_slot)
-        combo = self._combos[jnp.clip(i, 0, len(SWARM_COMBOS) - 1)]
-        played = (  # face up out of the hand (`_play_from_hand`)
-            _where(go_out, _onehot(HAWK, HAND_KINDS))
-            + _where(create, combo)
-            + _where(add, _onehot(add_card, HAND_KINDS))
-            + _where(ability, _onehot(ability_card, HAND_KINDS))
-            + _where(fly_draw | discard_down, _onehot(one, HAND_KINDS))
+        return SimpleNamespace(
+            i=i,
+            kind=kind,
+            p=p,
+            seats=seats,
+            me=seats == p,
+            left=(p + 1) % n,
+            turn=decided(Decision.TURN),
+            go_out=turn_action("go_out"),
+            create=turn_action("create"),
+            add=turn_action("add"),
+            ability=ability,
+            swap=turn_action("swap"),
+            fly_draw=turn_action("fly_draw"),
+            pass_=turn_action("pass"),
+            end_turn=turn_action("end_turn"),
+            murray=decided(Decision.MURRAY),
+            deer=decided(Decision.DEER_FLY),
+            dragonfly=decided(Decision.DRAGONFLY),
+            hornet_player=decided(Decision.HORNET_PLAYER),
+            hornet_take=decided(Decision.HORNET_TAKE),
+            firefly_swarm=decided(Decision.FIREFLY_SWARM),
+            robber_swarm=decided(Decision.ROBBER_SWARM),
+            firefly_take=firefly_take,
+            robber_take=robber_take,
+            discard_down=decided(Decision.DISCARD),
+            swarm_take=firefly_take | robber_take,
+            ability_card=ability_card,
+            wasp=ability & (ability_card == PAPER_WASP),
+            one=jnp.clip(i, 0, HAND_KINDS - 1),  # the card of a one-card block (add's card below)
+            combo=self._combos[jnp.clip(i, 0, len(SWARM_COMBOS) - 1)],
+            picked_owner=(p + i // s) % n,  # a `murray` or `swarm` block id: its owner and slot
+            picked_slot=i % s,
         )
-        given = _where(swap, _onehot(i // ps, HAND_KINDS))
-        passed_card = _where(pass_, _onehot(one, HAND_KINDS))
+
+    def _hand_moves(self, g: GameState, m: SimpleNamespace, words: jax.Array) -> SimpleNamespace:
+        """The cards that leave and enter hands, and what the table and each seat know of them."""
+        n, ps = self.seats, self.pond_size
+        i, p, seats, me, left, one, combo = m.i, m.p, m.seats, m.me, m.left, m.one, m.combo
+        add_card = i % NUM_INSECTS
+        pond_slot = jnp.where(m.swap, i % ps, i)  # swap: card i // ps with slot i % ps; Dragonfly: slot i
+        from_pond = _nth(g.pond, pond_slot)
+        played = (  # face up out of the hand (`_play_from_hand`)
+            _where(m.go_out, _onehot(HAWK, HAND_KINDS))
+            + _where(m.create, combo)
+            + _where(m.add, _onehot(add_card, HAND_KINDS))
+            + _where(m.ability, _onehot(m.ability_card, HAND_KINDS))
+            + _where(m.fly_draw | m.discard_down, _onehot(one, HAND_KINDS))
+        )
+        given = _where(m.swap, _onehot(i // ps, HAND_KINDS))
+        passed_card = _where(m.pass_, _onehot(one, HAND_KINDS))
         # A Deer Fly takes the card at a uniformly random position of the victim's hand in type order.
-        victim = jnp.where(deer, (p + i + 1) % n, g.target)
+        victim = jnp.where(m.deer, (p + i + 1) % n, g.target)
         victim_hand = g.hands[jnp.clip(victim, 0, n - 1)]
         pick = words[-1] % jnp.maximum(victim_hand.sum(), 1).astype(jnp.uint32)
-        taken_card = jnp.where(deer, _nth(victim_hand, pick.astype(I32)), one)
-        taken = _where(deer | hornet_take, _onehot(taken_card, HAND_KINDS))
+        taken_card = jnp.where(m.deer, _nth(victim_hand, pick.astype(I32)), one)
+        taken = _where(m.deer | m.hornet_take, _onehot(taken_card, HAND_KINDS))
         shown_in = (  # face up into the hand: the table sees it
-            _where(swap | dragonfly, _onehot(from_pond, HAND_KINDS))
-            + _where(firefly_take, _onehot(one, HAND_KINDS))
+            _where(m.swap | m.dragonfly, _onehot(from_pond, HAND_KINDS))
+            + _where(m.firefly_take, _onehot(one, HAND_KINDS))
             + taken
         )
         victims = (seats == victim)[:, None]
@@ -367,96 +436,92 @@ class Twin(TwinRules):
         # unseen draws can have been it.
         single = (played.sum() > 0) & ~g.passed & (size_p == 1)
         hawk_draws = jnp.where(single, 0, g.hawk_draws)
-        hawk_draws = jnp.where(pass_ & (seats == left), 0, hawk_draws)
-        last_passed = jnp.where(pass_ & me, i, g.last_passed)
-        last_received = jnp.where(pass_ & (seats == left), i, g.last_received)
+        hawk_draws = jnp.where(m.pass_ & (seats == left), 0, hawk_draws)
+        last_passed = jnp.where(m.pass_ & me, i, g.last_passed)
+        last_received = jnp.where(m.pass_ & (seats == left), i, g.last_received)
         seen_row = jnp.where((seats == g.target)[:, None], hands, g.seen[p])
-        seen = jnp.where((hornet_take & me)[:, None, None], seen_row[None], g.seen)
-
-        # ---- swarms: create, add, Murray, Firefly and Robber Fly takes ----
-        swarm_counts = (g.swarms.sum(-1) > 0).sum(-1)
-        picked_owner, picked_slot = (p + i // s) % n, i % s  # a `murray` or `swarm` block id
-        owner = jnp.where(create | add, p, jnp.where(murray, picked_owner, g.chosen_owner))
-        slot = jnp.where(
-            create, swarm_counts[p], jnp.where(add, add_slot, jnp.where(murray, picked_slot, g.chosen_slot))
-        )
-        cell = (seats == owner)[:, None] & (jnp.arange(s) == slot)[None, :]
-        change = _where(create, combo[:NUM_INSECTS]) + _where(add, _onehot(add_card, NUM_INSECTS))
-        change = change - _where(swarm_take, _onehot(i, NUM_INSECTS))
-        swarms = g.swarms + cell[:, :, None] * change
-        destroyed = g.swarms[jnp.clip(owner, 0, n - 1), jnp.clip(slot, 0, s - 1)]
-        emptied = swarms[jnp.clip(owner, 0, n - 1), jnp.clip(slot, 0, s - 1)].sum() == 0
-        removed = murray | (swarm_take & emptied)
-        shifted = jnp.concatenate([swarms[:, 1:], jnp.zeros_like(swarms[:, :1])], axis=1)
-        closing = (seats == owner)[:, None] & (jnp.arange(s) >= slot)[None, :] & removed
-        swarms = jnp.where(closing[:, :, None], shifted, swarms)
-        tadpoles = g.tadpoles + (murray & (seats == picked_owner))
-
-        # ---- the pond and the discard pile ----
-        pond = (
-            g.pond
-            - _where(swap | dragonfly, _onehot(from_pond, NUM_INSECTS))
-            + _where(swap, _onehot(i // ps, NUM_INSECTS))
-        )
-        reset_pond = wasp | (murray & g.murray_resets_pond)
-        discard = (
-            g.discard
-            + _pad(_where(go_out | ability | fly_draw | discard_down, played), PILE_KINDS)
-            + _pad(_where(robber_take, _onehot(i, NUM_INSECTS)), PILE_KINDS)
-            + _where(murray, _pad(destroyed, PILE_KINDS) + _onehot(MURRAY, PILE_KINDS))
-            + _where(reset_pond, _pad(pond, PILE_KINDS))
-        )
-        pond = _where(~reset_pond, pond)
-
-        # ---- the next decision ----
-        robber_goes_on = robber_take & (g.robber_left > 1) & self._fly_swarm(swarms).any()
-        decision = kind
-        decision = jnp.where(
-            ability, self._ability_decision[jnp.clip(i, 0, len(ABILITY_CARDS) - 1)], decision
-        )
-        for asked, nxt in (
-            (murray | deer | hornet_take | dragonfly | firefly_take, Decision.TURN),
-            (hornet_player, Decision.HORNET_TAKE),
-            (firefly_swarm, Decision.FIREFLY_TAKE),
-            (robber_swarm, Decision.ROBBER_TAKE),
-            (robber_take, Decision.TURN),
-            (robber_goes_on, Decision.ROBBER_SWARM),
-            (pass_ & (size_p > self.hand_limit), Decision.DISCARD),
-        ):
-            decision = jnp.where(asked, int(nxt), decision)
-        robber_left = jnp.where(ability & (ability_card == ROBBER_FLY), 2, g.robber_left)
-        robber_left = jnp.where(robber_take, jnp.where(robber_goes_on, g.robber_left - 1, 0), robber_left)
-        picking = firefly_swarm | robber_swarm
-        g = g.replace(
+        seen = jnp.where((m.hornet_take & me)[:, None, None], seen_row[None], g.seen)
+        return SimpleNamespace(
             hands=hands,
-            pond=pond,
-            discard=discard,
-            swarms=swarms,
-            tadpoles=tadpoles,
+            shown=shown,
             hawk_seen=hawk_seen,
             hawk_draws=hawk_draws,
             last_passed=last_passed,
             last_received=last_received,
             seen=seen,
-            shown=shown,
-            decision=decision,
-            filling=g.filling | reset_pond | dragonfly,
-            murray_resets_pond=g.murray_resets_pond & ~murray,
-            may_go_out=g.may_go_out & ~decided(Decision.TURN),
-            swapped=g.swapped | swap,
-            fly_drawn=g.fly_drawn | fly_draw,
-            passed=g.passed | pass_,
-            target=jnp.where(hornet_player, (p + i + 1) % n, jnp.where(hornet_take, -1, g.target)),
-            chosen_owner=jnp.where(picking, picked_owner, jnp.where(swarm_take, -1, g.chosen_owner)),
-            chosen_slot=jnp.where(picking, picked_slot, jnp.where(swarm_take, -1, g.chosen_slot)),
-            robber_left=robber_left,
-            terminal=g.terminal | go_out,
-            reshuffled=jnp.zeros((), bool),
+            played=played,
+            from_pond=from_pond,
+            size_p=size_p,
         )
-        down_to_limit = size_p <= self.hand_limit
-        g = self._next_turn(g, end_turn | ((pass_ | discard_down) & down_to_limit))
-        g, lazy = self._draw(g, jnp.where(fly_draw, 2, 0).astype(I32), words)
-        return _materialize(self._narrow(g)), deer | lazy
+
+    def _table_moves(
+        self, g: GameState, m: SimpleNamespace, played: jax.Array, from_pond: jax.Array
+    ) -> SimpleNamespace:
+        """The swarms (create, add, Murray, Firefly and Robber Fly takes), the pond and the discard pile."""
+        n, s, ps = self.seats, self.max_swarms, self.pond_size
+        i, p, seats, combo = m.i, m.p, m.seats, m.combo
+        add_slot, add_card = i // NUM_INSECTS, i % NUM_INSECTS
+        swarm_counts = (g.swarms.sum(-1) > 0).sum(-1)
+        owner = jnp.where(m.create | m.add, p, jnp.where(m.murray, m.picked_owner, g.chosen_owner))
+        slot = jnp.where(
+            m.create,
+            swarm_counts[p],
+            jnp.where(m.add, add_slot, jnp.where(m.murray, m.picked_slot, g.chosen_slot)),
+        )
+        cell = (seats == owner)[:, None] & (jnp.arange(s) == slot)[None, :]
+        change = _where(m.create, combo[:NUM_INSECTS]) + _where(m.add, _onehot(add_card, NUM_INSECTS))
+        change = change - _where(m.swarm_take, _onehot(i, NUM_INSECTS))
+        swarms = g.swarms + cell[:, :, None] * change
+        destroyed = g.swarms[jnp.clip(owner, 0, n - 1), jnp.clip(slot, 0, s - 1)]
+        emptied = swarms[jnp.clip(owner, 0, n - 1), jnp.clip(slot, 0, s - 1)].sum() == 0
+        removed = m.murray | (m.swarm_take & emptied)
+        shifted = jnp.concatenate([swarms[:, 1:], jnp.zeros_like(swarms[:, :1])], axis=1)
+        closing = (seats == owner)[:, None] & (jnp.arange(s) >= slot)[None, :] & removed
+        swarms = jnp.where(closing[:, :, None], shifted, swarms)
+        tadpoles = g.tadpoles + (m.murray & (seats == m.picked_owner))
+
+        # ---- the pond and the discard pile ----
+        pond = (
+            g.pond
+            - _where(m.swap | m.dragonfly, _onehot(from_pond, NUM_INSECTS))
+            + _where(m.swap, _onehot(i // ps, NUM_INSECTS))
+        )
+        reset_pond = m.wasp | (m.murray & g.murray_resets_pond)
+        discard = (
+            g.discard
+            + _pad(_where(m.go_out | m.ability | m.fly_draw | m.discard_down, played), PILE_KINDS)
+            + _pad(_where(m.robber_take, _onehot(i, NUM_INSECTS)), PILE_KINDS)
+            + _where(m.murray, _pad(destroyed, PILE_KINDS) + _onehot(MURRAY, PILE_KINDS))
+            + _where(reset_pond, _pad(pond, PILE_KINDS))
+        )
+        pond = _where(~reset_pond, pond)
+        return SimpleNamespace(
+            swarms=swarms, tadpoles=tadpoles, pond=pond, discard=discard, reset_pond=reset_pond
+        )
+
+    def _next_decision(
+        self, g: GameState, m: SimpleNamespace, swarms: jax.Array, size_p: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """The decision that follows the action, and the Robber Fly's discards left."""
+        i = m.i
+        robber_goes_on = m.robber_take & (g.robber_left > 1) & self._fly_swarm(swarms).any()
+        decision = m.kind
+        decision = jnp.where(
+            m.ability, self._ability_decision[jnp.clip(i, 0, len(ABILITY_CARDS) - 1)], decision
+        )
+        for asked, nxt in (
+            (m.murray | m.deer | m.hornet_take | m.dragonfly | m.firefly_take, Decision.TURN),
+            (m.hornet_player, Decision.HORNET_TAKE),
+            (m.firefly_swarm, Decision.FIREFLY_TAKE),
+            (m.robber_swarm, Decision.ROBBER_TAKE),
+            (m.robber_take, Decision.TURN),
+            (robber_goes_on, Decision.ROBBER_SWARM),
+            (m.pass_ & (size_p > self.hand_limit), Decision.DISCARD),
+        ):
+            decision = jnp.where(asked, int(nxt), decision)
+        robber_left = jnp.where(m.ability & (m.ability_card == ROBBER_FLY), 2, g.robber_left)
+        robber_left = jnp.where(m.robber_take, jnp.where(robber_goes_on, g.robber_left - 1, 0), robber_left)
+        return decision, robber_left
 
     def _next_turn(self, g: GameState, moving: jax.Array) -> GameState:
         """`MurrayGame._next_turn` where `moving`: the next seat's turn begins, or the cap truncates."""
@@ -503,55 +568,7 @@ class Twin(TwinRules):
             return live & ~c["stop"] & pending(c)
 
         def body(c):
-            c = dict(c)
-            fly = c["fly_left"] > 0
-            fill = ~fly & c["filling"] & (c["pond"].sum() < ps)
-            draw = ~fly & ~fill
-            empty = c["deck_counts"].sum() == 0
-            over = empty & c["hawk_in"]  # no card left to draw: the game ends
-            reshuffle = empty & ~c["hawk_in"]  # the discard pile, the Hawk in it, becomes the deck
-            deck_counts = jnp.where(reshuffle, c["discard"], c["deck_counts"])
-            discard = jnp.where(reshuffle, 0, c["discard"])
-            hawk_in = c["hawk_in"] | reshuffle
-            ordered = c["ordered"] & ~reshuffle
-            left = deck_counts.sum()
-            top = g.deck[jnp.clip(left - 1, 0, self.total_cards - 1)]
-            pick = words[jnp.minimum(c["word"], self._words - 2)] % jnp.maximum(left, 1).astype(jnp.uint32)
-            card = jnp.where(ordered, top, _nth(deck_counts, pick.astype(I32)))
-            got = ~over
-            deck_counts = deck_counts - _where(got, _onehot(card, PILE_KINDS))
-            is_murray, is_hawk = got & (card == MURRAY), got & (card == HAWK)
-            face_down = got & ~is_murray & (fly | draw)  # an insect or the Hawk into the hand
-            ask = is_murray & has_swarm & ~fly  # Murray's target is the turn player's next decision
-            murray_out = is_murray & (fly | ~has_swarm)  # discarded (from a common-fly draw: not replaced)
-            hawk_pond = fill & is_hawk  # the Hawk entered the pond: the game ends
-            c["hands"] = c["hands"] + (me & face_down)[:, None] * _onehot(card, HAND_KINDS)
-            c["hawk_seen"] = c["hawk_seen"] | (me & face_down & is_hawk)
-            unseen = face_down & hawk_in & ~g.hawk_known
-            c["hawk_draws"] = c["hawk_draws"] + (~me & unseen)
-            c["discard"] = (
-                discard
-                + _where(murray_out, _onehot(MURRAY, PILE_KINDS))
-                + _where(hawk_pond, _onehot(HAWK, PILE_KINDS))
-            )
-            c["pond"] = c["pond"] + _where(fill & got & ~is_murray & ~is_hawk, _onehot(card, NUM_INSECTS))
-            murray_this_turn = c["murray_this_turn"] | (draw & is_murray)
-            draws_left = c["draws_left"] - (draw & (face_down | ask))
-            c["may_go_out"] = jnp.where(
-                draw & face_down & (draws_left == 0), ~murray_this_turn, c["may_go_out"]
-            )
-            c["may_go_out"] = c["may_go_out"] & ~ask
-            c["murray_this_turn"], c["draws_left"] = murray_this_turn, draws_left
-            c["decision"] = jnp.where(ask, int(Decision.MURRAY), c["decision"])
-            c["murray_resets_pond"] = jnp.where(ask, draw, c["murray_resets_pond"])
-            c["fly_left"] = c["fly_left"] - fly
-            c["terminal"] = c["terminal"] | over | hawk_pond
-            c["stop"] = over | hawk_pond | ask
-            c["deck_counts"], c["hawk_in"], c["ordered"] = deck_counts, hawk_in, ordered
-            c["reshuffled"] = c["reshuffled"] | reshuffle
-            c["lazy"] = c["lazy"] | (got & ~ordered)
-            c["word"] = c["word"] + 1
-            return c
+            return self._draw_one(g, words, me, has_swarm, c)
 
         names = (
             "hands", "deck_counts", "discard", "hawk_in", "pond", "hawk_seen", "hawk_draws", "filling",
@@ -564,6 +581,57 @@ class Twin(TwinRules):
         c = jax.lax.while_loop(cond, body, carry)
         c["filling"] = c["filling"] & (c["pond"].sum() < ps)  # a full pond ends the refill
         return g.replace(deck_ordered=c["ordered"], **{name: c[name] for name in names}), c["lazy"]
+
+    def _draw_one(self, g: GameState, words: jax.Array, me: jax.Array, has_swarm: jax.Array, c: dict) -> dict:
+        """One card of `_draw`'s loop: from a common-fly draw, the pond refill or the turn's draws."""
+        ps = self.pond_size
+        c = dict(c)
+        fly = c["fly_left"] > 0
+        fill = ~fly & c["filling"] & (c["pond"].sum() < ps)
+        draw = ~fly & ~fill
+        empty = c["deck_counts"].sum() == 0
+        over = empty & c["hawk_in"]  # no card left to draw: the game ends
+        reshuffle = empty & ~c["hawk_in"]  # the discard pile, the Hawk in it, becomes the deck
+        deck_counts = jnp.where(reshuffle, c["discard"], c["deck_counts"])
+        discard = jnp.where(reshuffle, 0, c["discard"])
+        hawk_in = c["hawk_in"] | reshuffle
+        ordered = c["ordered"] & ~reshuffle
+        left = deck_counts.sum()
+        top = g.deck[jnp.clip(left - 1, 0, self.total_cards - 1)]
+        pick = words[jnp.minimum(c["word"], self._words - 2)] % jnp.maximum(left, 1).astype(jnp.uint32)
+        card = jnp.where(ordered, top, _nth(deck_counts, pick.astype(I32)))
+        got = ~over
+        deck_counts = deck_counts - _where(got, _onehot(card, PILE_KINDS))
+        is_murray, is_hawk = got & (card == MURRAY), got & (card == HAWK)
+        face_down = got & ~is_murray & (fly | draw)  # an insect or the Hawk into the hand
+        ask = is_murray & has_swarm & ~fly  # Murray's target is the turn player's next decision
+        murray_out = is_murray & (fly | ~has_swarm)  # discarded (from a common-fly draw: not replaced)
+        hawk_pond = fill & is_hawk  # the Hawk entered the pond: the game ends
+        c["hands"] = c["hands"] + (me & face_down)[:, None] * _onehot(card, HAND_KINDS)
+        c["hawk_seen"] = c["hawk_seen"] | (me & face_down & is_hawk)
+        unseen = face_down & hawk_in & ~g.hawk_known
+        c["hawk_draws"] = c["hawk_draws"] + (~me & unseen)
+        c["discard"] = (
+            discard
+            + _where(murray_out, _onehot(MURRAY, PILE_KINDS))
+            + _where(hawk_pond, _onehot(HAWK, PILE_KINDS))
+        )
+        c["pond"] = c["pond"] + _where(fill & got & ~is_murray & ~is_hawk, _onehot(card, NUM_INSECTS))
+        murray_this_turn = c["murray_this_turn"] | (draw & is_murray)
+        draws_left = c["draws_left"] - (draw & (face_down | ask))
+        c["may_go_out"] = jnp.where(draw & face_down & (draws_left == 0), ~murray_this_turn, c["may_go_out"])
+        c["may_go_out"] = c["may_go_out"] & ~ask
+        c["murray_this_turn"], c["draws_left"] = murray_this_turn, draws_left
+        c["decision"] = jnp.where(ask, int(Decision.MURRAY), c["decision"])
+        c["murray_resets_pond"] = jnp.where(ask, draw, c["murray_resets_pond"])
+        c["fly_left"] = c["fly_left"] - fly
+        c["terminal"] = c["terminal"] | over | hawk_pond
+        c["stop"] = over | hawk_pond | ask
+        c["deck_counts"], c["hawk_in"], c["ordered"] = deck_counts, hawk_in, ordered
+        c["reshuffled"] = c["reshuffled"] | reshuffle
+        c["lazy"] = c["lazy"] | (got & ~ordered)
+        c["word"] = c["word"] + 1
+        return c
 
     # ----- what the env asks ----------------------------------------------------------------------
     def _fly_swarm(self, swarms: jax.Array) -> jax.Array:
