@@ -10,6 +10,7 @@ from typing import Any
 
 from fowlplay.envs.checks.report import one_line
 
+#: `module:callable`: an importable module and an attribute path in it (the form of every target).
 TARGET_FORMAT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
