@@ -216,6 +216,11 @@ def score_breakdown(swarms: list[list[int]], tadpoles: int, hand: list[int], opt
     return parts
 
 
+# ----- speed shims: what the hot paths read instead of the card table -----------------------------
+# They stay in this module: the speed tests hold them to the engine that reads them
+# (`rules._CREATE_TABLES`, `rules._HAWK`, ...).
+
+
 def _combo_needs(combo: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple((int(t), combo.count(t)) for t in sorted(set(combo)))
 
