@@ -175,6 +175,7 @@ def make_vec_env(config: TrainConfig, pool_factory: PoolFactory | None = None):
     return vec_env
 
 
+# ----- the learner --------------------------------------------------------------------------------
 def hyperparameters(config: TrainConfig) -> dict[str, Any]:
     """The learner's hyperparameters of the config (all but the network's shape)."""
     from stable_baselines3.common.utils import LinearSchedule
@@ -294,6 +295,7 @@ def unchecked_distributions(torch) -> Iterator[None]:
         distribution.set_default_validate_args(before)
 
 
+# ----- resuming ---------------------------------------------------------------------------------
 def checkpoint_network(stem: Path, trust_checkpoint: bool = False) -> dict[str, Any]:
     """The `net_arch` and `activation` a checkpoint's model really has: its metadata's `policy`, or
     for an older checkpoint without one, with `trust_checkpoint`, the SB3 zip itself (unpickled)."""
@@ -324,7 +326,6 @@ def resumed_model(
     return model
 
 
-# ----- resuming ---------------------------------------------------------------------------------
 #: The counters of SB3's `data` a resume restores (plain JSON numbers; nothing there is unpickled).
 _COUNTERS = ("num_timesteps", "_n_updates", "_episode_num", "_n_calls")
 
