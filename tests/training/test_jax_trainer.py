@@ -398,7 +398,7 @@ def test_a_cut_game_pays_the_truncation_reward_alone_when_shaping():
 
 @pytest.mark.parametrize("kl", [0.0, 0.2])
 def test_the_speed_split_times_the_rollout_within_the_whole_update(kl):
-    from fowlplay.training.jitted.split import split
+    from fowlplay.evaluation.benchmark.split import split
 
     small = {"jax.num_envs": 8, "jax.n_steps": 4, "jax.num_minibatches": 1, "ppo.net_arch": [8]}
     # The KL term to an imitated policy (Murder Most Fowl's config): the split times it unfitted.

@@ -1,7 +1,7 @@
 """Where a `trainer: jax` update's time goes: the rollout alone beside the whole update (rollout,
 GAE and the PPO epochs), each game with its config, in one process.
 
-    python -m fowlplay.training.jitted.split [--games GAME ...] [--set KEY=VALUE ...] [--updates N]
+    python -m fowlplay.evaluation.benchmark.split [--games GAME ...] [--set KEY=VALUE ...] [--updates N]
 
 Learner decisions per second of the whole update, of the rollout alone (the same compiled rollout,
 timed on its own), and of what is left (GAE and `ppo.n_epochs` epochs of minibatches), after two
