@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from fowlplay.envs.runtime.files import atomic_write
-from fowlplay.envs.runtime.stopping import STOP_SIGNALS, Stop
+from fowlplay.envs.runtime.stopping import STOP_SIGNALS, Stop, signal_of
 from fowlplay.training import ladder
 from fowlplay.training.checkpoint import weights_sha256
 from fowlplay.training.config import TrainConfig
@@ -286,3 +286,46 @@ class RunLog:
         self._file.close()
         if self._tb is not None:
             self._tb.close()
+
+
+# ----- the loop of a trainer that learns one update at a time ----------------------------------
+def drive(
+    config: TrainConfig,
+    timesteps: int,
+    update: Callable[[], tuple[int, dict[str, Any]]],
+    cadence: Cadence,
+    log: RunLog,
+    signals: StopSignals,
+    on_stop: Callable[[KeyboardInterrupt, int], Path],
+) -> tuple[int, float, bool]:
+    """Learn from `timesteps` up to `total_timesteps` decisions, one `update()` at a time.
+
+    `update()` learns once and returns the decisions it took and its row of logs/progress.csv (the
+    values after the first columns). After each update the row is written, the cadence's events
+    that fall due fire, and the wall-time budget is checked. A stop (Ctrl-C, SIGTERM) calls
+    `on_stop(stop, timesteps)` for the checkpoint to keep and raises `RunInterrupted` naming it.
+    Returns (timesteps, seconds, whether `max_minutes` ended the run). The SB3 trainers learn
+    inside SB3's own loop and fire the same cadence from its callback instead.
+    """
+    bar = progress(config, timesteps)
+    began, deadline = time.monotonic(), Deadline(config.max_minutes)
+    out_of_time = False
+    try:
+        while timesteps < config.total_timesteps:
+            tick = time.monotonic()
+            steps, values = update()
+            timesteps += steps
+            bar.update(steps)
+            rate = steps / (time.monotonic() - tick)
+            with signals.hold():
+                log.write(timesteps, time.monotonic() - began, rate, values)
+            cadence.fire(timesteps)
+            if deadline.passed():
+                out_of_time = True
+                break
+    except KeyboardInterrupt as stop:
+        raise RunInterrupted(on_stop(stop, timesteps), signal_of(stop)) from None
+    finally:
+        bar.close()
+        log.close()
+    return timesteps, time.monotonic() - began, out_of_time

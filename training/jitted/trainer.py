@@ -19,19 +19,16 @@ from typing import Any
 import numpy as np
 from fowlplay import envs
 from fowlplay.envs.runtime.files import atomic_write
-from fowlplay.envs.runtime.stopping import signal_of
 from fowlplay.training import manifest
 from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata
 from fowlplay.training.config import ConfigError, TrainConfig
 from fowlplay.training.loop import (
     Cadence,
-    Deadline,
     Evaluations,
-    RunInterrupted,
     RunLog,
     RunResult,
     StopSignals,
-    progress,
+    drive,
     write_config,
 )
 from fowlplay.training.snapshots import load_snapshots, save_snapshot
@@ -342,8 +339,6 @@ def run(
     write_config(config, run_dir)
     writer = _summary_writer if config.tensorboard else None
     log = RunLog(run_dir, None if checkpoint is None else timesteps, list(LOG_COLUMNS), "jax", writer)
-    began, deadline = time.monotonic(), Deadline(config.max_minutes)
-    out_of_time = False
     if verbose:
         start = "starting" if checkpoint is None else f"resuming from {checkpoint} at step {timesteps}"
         print(
@@ -351,11 +346,24 @@ def run(
             f"per update on {jax.default_backend()} (compiled in {learner.compile_seconds:.0f} s); "
             f"run directory {run_dir}"
         )
-    bar = progress(config, timesteps)
     # The run's summary: the last `win_rate_window` games of each opponent kind (one update's games
     # end in waves: fresh games started together end together).
     recent = {name: collections.deque(maxlen=config.win_rate_window) for name in ("all", *_KINDS)}
+
+    def update() -> tuple[int, dict]:
+        before = learner.timesteps
+        metrics = learner.update()
+        for won, kind in _ended(metrics["episodes"]):
+            recent["all"].append(won)
+            recent[_KINDS[kind]].append(won)
+        return learner.timesteps - before, _log_values(metrics)
+
     with StopSignals() as signals:
+
+        def on_stop(stop: KeyboardInterrupt, steps: int) -> Path:
+            with signals.hold(stop_after=False):
+                return learner.save(run_dir / "checkpoints" / f"step_{steps}", "periodic", steps)
+
         evaluations = Evaluations(
             run_dir,
             aec,
@@ -367,30 +375,7 @@ def run(
         cadence.every(config.opponents.snapshot_every, lambda steps: learner.snapshot(steps, signals))
         cadence.every(config.eval_every, lambda steps: evaluations.evaluate(steps, learner.weights()))
         cadence.every(config.checkpoint_every, lambda steps: learner.save_periodic(steps, signals))
-        try:
-            while timesteps < config.total_timesteps:
-                tick = time.monotonic()
-                metrics = learner.update()
-                timesteps = learner.timesteps
-                bar.update(s.batch)
-                for won, kind in _ended(metrics["episodes"]):
-                    recent["all"].append(won)
-                    recent[_KINDS[kind]].append(won)
-                rate = s.batch / (time.monotonic() - tick)
-                with signals.hold():
-                    log.write(timesteps, time.monotonic() - began, rate, _log_values(metrics))
-                cadence.fire(timesteps)
-                if deadline.passed():
-                    out_of_time = True
-                    break
-        except KeyboardInterrupt as stop:
-            with signals.hold(stop_after=False):
-                path = learner.save(run_dir / "checkpoints" / f"step_{timesteps}", "periodic", timesteps)
-            raise RunInterrupted(path, signal_of(stop)) from None
-        finally:
-            bar.close()
-            log.close()
-        seconds = time.monotonic() - began
+        timesteps, seconds, out_of_time = drive(config, timesteps, update, cadence, log, signals, on_stop)
         # Evaluated again even when the last update was just evaluated (evaluation.csv has the row twice).
         evaluations.evaluate_last(timesteps, learner.weights(), again=True)
         picked = evaluations.picked()

@@ -16,7 +16,6 @@ state (`rllib/<name>/`, what `--resume` loads); the `.json` is written last and 
 from __future__ import annotations
 
 import os
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -29,13 +28,11 @@ from fowlplay.training.checkpoint import CheckpointError, CheckpointWarning, exp
 from fowlplay.training.config import ConfigError, TrainConfig
 from fowlplay.training.loop import (
     Cadence,
-    Deadline,
     Evaluations,
-    RunInterrupted,
     RunLog,
     RunResult,
     StopSignals,
-    progress,
+    drive,
     write_config,
 )
 from fowlplay.training.snapshots import save_snapshot
@@ -481,39 +478,26 @@ def _learn(
     writer = _summary_writer if config.tensorboard else None
     log = RunLog(run_dir, None if checkpoint is None else timesteps, LOG_COLUMNS_ALL, "rllib", writer)
     win_rates: dict[str, float] = {}
-    began, deadline = time.monotonic(), Deadline(config.max_minutes)
-    out_of_time = False
-    bar = progress(config, timesteps)
-    try:
-        while timesteps < config.total_timesteps:
-            tick = time.monotonic()
-            result = algo.train()
-            runners = result.get("env_runners", {})
-            steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
-            timesteps += steps
-            bar.update(steps)
-            set_frozen(algo, "latest", learner_weights(algo))
-            # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
-            win_rates = {
-                label: float(runners[f"win_rate_{label}"])
-                for label in OPPONENT_LABELS
-                if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
-            }
-            rate = steps / (time.monotonic() - tick)
-            with signals.hold():
-                log.write(timesteps, time.monotonic() - began, rate, _log_values(result, win_rates))
-            cadence.fire(timesteps)
-            if deadline.passed():
-                out_of_time = True
-                break
-    except KeyboardInterrupt as stop:
-        signum = signal_of(stop)
-        signals.received = signals.received or signum
-        raise RunInterrupted(checkpoint_now("periodic", timesteps), signum) from None
-    finally:
-        bar.close()
-        log.close()
-    seconds = time.monotonic() - began
+
+    def update() -> tuple[int, dict]:
+        nonlocal win_rates
+        result = algo.train()
+        runners = result.get("env_runners", {})
+        steps = int(_finite(runners.get("num_module_steps_sampled", {}).get("learner"), 0))
+        set_frozen(algo, "latest", learner_weights(algo))
+        # The iteration's episodes (RLlib reduces its metrics per iteration); NaN: none.
+        win_rates = {
+            label: float(runners[f"win_rate_{label}"])
+            for label in OPPONENT_LABELS
+            if not np.isnan(float(runners.get(f"win_rate_{label}", np.nan)))
+        }
+        return steps, _log_values(result, win_rates)
+
+    def on_stop(stop: KeyboardInterrupt, steps: int) -> Path:
+        signals.received = signals.received or signal_of(stop)
+        return checkpoint_now("periodic", steps)
+
+    timesteps, seconds, out_of_time = drive(config, timesteps, update, cadence, log, signals, on_stop)
     evaluations.evaluate_last(timesteps, learner_weights(algo))
     picked = evaluations.picked()
     path = checkpoint_now("final", timesteps, {"best": picked, "env_runner_nodes": runner_nodes})
