@@ -14,12 +14,13 @@ $(STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 
 install: $(STAMP)
 
-# The demo needs only the package and the extras it runs (train, eval), at the versions make test
-# pins (requirements-dev.txt as constraints), with pip's progress shown: a few hundred MB, mostly torch.
+# The demo needs only the package and the extras it runs (train, eval) or offers next (web: the
+# README's fowlplay-web), at the versions make test pins (requirements-dev.txt as constraints), with
+# pip's progress shown: a few hundred MB, mostly torch.
 DEMO_STAMP := $(VENV)/.demo-installed
 $(DEMO_STAMP): requirements-dev.txt setup.cfg setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --progress-bar on -c requirements-dev.txt -e '.[train,eval]'
+	$(BIN)/python -m pip install --progress-bar on -c requirements-dev.txt -e '.[train,eval,web]'
 	touch $(DEMO_STAMP)
 
 # Headless Chromium for the browser tests (tests/evaluation/test_web_browser.py): Debian's package,

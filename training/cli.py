@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from fowlplay.envs.runtime.cli import disk_full, os_error_text, run_stoppable
+from fowlplay.envs.runtime.cli import disk_full, os_error_text, print_all, run_stoppable
 from fowlplay.envs.runtime.stopping import exit_status, ignore_further_stops, stopped
 
 PROG = "fowlplay-train"
@@ -149,8 +149,7 @@ def _start(args: argparse.Namespace) -> int:
     if args.list_keys:
         from fowlplay.training.config import help_table
 
-        print(help_table())
-        return 0
+        return print_all(help_table())
     return _run(args)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -71,3 +72,13 @@ def os_error_text(exc: OSError, fallback: Path | str | None = None) -> str:
     if isinstance(exc, WriteError) or (exc.strerror is None and exc.filename is None and exc.args):
         return str(exc)  # its own message names what happened
     return f"{exc.strerror or exc}: {exc.filename or fallback}"
+
+
+def print_all(text: str) -> int:
+    """Print `text` on stdout; when the reader stops early (`| head`), end quietly with status 0."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Python flushes stdout again at exit and would complain a second time: send it nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0

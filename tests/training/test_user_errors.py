@@ -224,3 +224,20 @@ def test_a_run_whose_files_are_not_vouched_for_needs_the_flag_in_one_line(capsys
     assert main(argv) == 0
     err = one_line_error(capsys, ["--config", CHICKEN, "--out", str(tmp_path / "new"), "--trust-checkpoint"])
     assert "--trust-checkpoint is for --resume" in err
+
+
+def test_list_keys_into_a_pipe_closed_early_ends_quietly():
+    """`fowlplay-train --list-keys | head`: the reader leaves before the table is written; no traceback."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fowlplay.training.cli", "--list-keys"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    child.stdout.close()  # before the child has imported anything: its first write meets a closed pipe
+    _, err = child.communicate(timeout=120)
+    assert "Traceback" not in err.decode(), err.decode()
+    assert "BrokenPipeError" not in err.decode()
+    assert child.returncode == 0
