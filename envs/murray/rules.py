@@ -27,7 +27,7 @@ from fowlplay.envs.core import (
     check_reward_mode,
     final_rewards,
 )
-from fowlplay.envs.core.cards import shuffled
+from fowlplay.envs.core.cards import random_index, shuffled
 from fowlplay.envs.core.errors import RedealError
 from fowlplay.envs.core.game import copy_rng
 from fowlplay.envs.murray.cards import (
@@ -804,7 +804,7 @@ class MurrayGame(Game):
             self._apply_murray(action - self._murray)
         elif kind == _Decision.DEER_FLY:
             victim = self._seat_at(action - self._player + 1)
-            card = nth_card(self.hands[victim], int(self.rng.integers(self.hand_sizes[victim])))
+            card = nth_card(self.hands[victim], random_index(self.hand_sizes[victim], self.rng))
             self._take_from(self.player, victim, card, hornet=False)
             self._notes.append(
                 ("player_{} takes a {} at random from player_{}", (self.player, CARD_NAMES[card], victim))
