@@ -12,10 +12,14 @@ A spec is `[LABEL=]KIND` where KIND is one of
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
     ismcts:N[:...]     information-set MCTS, N simulations per decision (`evaluation.ismcts`;
                        options :random rollouts, :hK horizon, :mX margin, :vK validation)
+    zoo:GAME           the model zoo's trained agent of GAME, shipped in the package
+                       (`evaluation.zoo`: its files verified against their SHA-256 first), sampling
+    zoo                the zoo agent of the game being played (resolved once the game is known)
     PATH               the same as ckpt:PATH when PATH (or PATH.zip) exists
 
 PATH is what `training.checkpoint` accepts: the .npz, .zip or .json, their common stem, or a run
-directory (its newest complete checkpoint). LABEL names the agent in every table; it defaults to
+directory (its newest complete checkpoint). A zoo agent is a checkpoint spec whose path is the
+shipped file (`AgentSpec.zoo` names its game). LABEL names the agent in every table; it defaults to
 the kind, or for a checkpoint to `<run>/<stem>` (`-det` appended when deterministic).
 
 A checkpoint plays from its tensor-only weights file (`<stem>.npz`); nothing is unpickled. An
@@ -35,6 +39,8 @@ from fowlplay import envs
 from fowlplay.envs.core.agents import Agent, RandomAgent
 
 BUILTIN_KINDS = ("random", "baseline", "baseline-v0")
+#: `zoo:GAME`, and `zoo` alone (the game played).
+ZOO = "zoo"
 PROBE_PREFIX = "probe:"
 CHECKPOINT_PREFIXES = {"ckpt:": False, "ckpt-det:": True}
 ACCEPTED = (
@@ -43,7 +49,8 @@ ACCEPTED = (
     "baseline-v0 (Chicken's baseline before issue 32, frozen), "
     "ismcts:N[:random][:hK][:mX][:vK] (information-set search, N simulations per decision; random "
     "rollouts, horizon K decisions, margin X, K validation simulations), or an existing "
-    "checkpoint PATH (.zip, .json, their stem, or a training run directory); "
+    "checkpoint PATH (.zip, .json, their stem, or a training run directory), "
+    "zoo:GAME (the package's trained agent of GAME) or zoo (that of the game played); "
     "any of them may be prefixed with LABEL="
 )
 
@@ -57,13 +64,18 @@ class AgentSpec:
     """One parsed agent spec: its label, kind and (for checkpoints) path and sampling mode."""
 
     label: str
-    kind: str  # "random", "baseline", "baseline-v0", "probe", "checkpoint" or "ismcts"
+    kind: str  # "random", "baseline", "baseline-v0", "probe", "checkpoint", "ismcts" or "zoo" (unresolved)
     #: A checkpoint's path, or a probe's name.
     path: str | None = None
     deterministic: bool = False
     text: str = ""
     #: For a resolved checkpoint: `checkpoint` (stem), `file` (the weights played), `weights_sha256`, `timesteps`.
     model: dict | None = None
+    #: The work a decision may take, for a kind that searches (ismcts:N: N simulations); None for
+    #: the others. Every kind with a budget sets it, so that `parse_spec(max_budget=)` bounds them all.
+    budget: int | None = None
+    #: For a zoo agent: its game (a `zoo` spec is kind "zoo" until `resolve_spec` knows the game).
+    zoo: str | None = None
 
     def to_dict(self) -> dict:
         """Plain values for summaries (with the model a checkpoint played, once resolved)."""
@@ -76,6 +88,8 @@ class AgentSpec:
         }
         if self.model is not None:
             out["model"] = dict(self.model)
+        if self.zoo is not None:
+            out["zoo"] = self.zoo
         return out
 
     def identity(self) -> dict:
@@ -108,8 +122,19 @@ def _checkpoint_label(path: str, deterministic: bool) -> str:
     return f"{label}-det" if deterministic else label
 
 
-def parse_spec(text: str) -> AgentSpec:
-    """Parse one spec; an unknown kind or a missing checkpoint raises AgentSpecError."""
+def parse_spec(text: str, max_budget: int | None = None) -> AgentSpec:
+    """Parse one spec; an unknown kind, a missing checkpoint, or (with `max_budget`) a search whose
+    budget is above it raises AgentSpecError."""
+    spec = _parse_spec(text)
+    if max_budget is not None and spec.budget is not None and spec.budget > max_budget:
+        raise AgentSpecError(
+            f"agent spec {text[:60]!r} asks for a budget of {spec.budget:,} per decision; at most "
+            f"{max_budget:,} is allowed here"
+        )
+    return spec
+
+
+def _parse_spec(text: str) -> AgentSpec:
     label, sep, kind = text.partition("=")
     # A path may itself hold '=': only treat the left side as a label when it looks like one.
     if not sep or os.sep in label or "/" in label or not label:
@@ -124,14 +149,16 @@ def parse_spec(text: str) -> AgentSpec:
         if not name:
             raise AgentSpecError(f"agent spec {text!r} names no probe; accepted: {ACCEPTED}")
         return AgentSpec(label or kind, "probe", name, text=text)
+    if kind == ZOO or kind.startswith(f"{ZOO}:"):
+        return _zoo_spec(text, label or kind, kind.partition(":")[2] if ":" in kind else None)
     if kind.startswith("ismcts:"):
         from fowlplay.evaluation.ismcts import parse_settings
 
         try:
-            parse_settings(kind)
+            settings = parse_settings(kind)
         except ValueError as err:
             raise AgentSpecError(f"agent spec {text!r}: {err}; accepted: {ACCEPTED}") from None
-        return AgentSpec(label or kind, "ismcts", text=text)
+        return AgentSpec(label or kind, "ismcts", text=text, budget=settings.simulations)
     for prefix, deterministic in CHECKPOINT_PREFIXES.items():
         if kind.startswith(prefix):
             path = kind[len(prefix) :]
@@ -151,6 +178,40 @@ def parse_spec(text: str) -> AgentSpec:
         f"unknown agent spec {text!r}: not a built-in agent and no checkpoint file or run directory "
         f"at {kind!r}; accepted: {ACCEPTED}"
     )
+
+
+def _zoo_spec(text: str, label: str, game: str | None) -> AgentSpec:
+    """`zoo:GAME` as the checkpoint spec of the shipped file (verified), or `zoo` (game None) unresolved."""
+    from fowlplay.evaluation import zoo
+
+    if game is None:
+        return AgentSpec(label, ZOO, text=text, zoo="")
+    try:
+        stem = zoo.path(game)
+    except zoo.ZooError as err:
+        raise AgentSpecError(f"agent spec {text!r}: {err}") from None
+    return AgentSpec(label, "checkpoint", str(stem), False, text, zoo=game)
+
+
+def _zoo_for(spec: AgentSpec, env) -> AgentSpec:
+    """A `zoo` spec as the zoo agent of `env`'s game; a zoo agent that does not fit `env` is an
+    AgentSpecError that names the player count it plays at."""
+    from fowlplay.evaluation import zoo
+
+    game = env.metadata["name"]
+    try:
+        if spec.kind == ZOO:
+            spec = dataclasses.replace(spec, kind="checkpoint", path=str(zoo.path(game)), zoo=game)
+        players = zoo.entry(spec.zoo)["players"]
+    except zoo.ZooError as err:
+        raise AgentSpecError(f"agent {spec.label!r}: {err}") from None
+    seats = len(env.possible_agents)
+    if spec.zoo != game or seats != players:
+        raise AgentSpecError(
+            f"agent {spec.label!r}: the zoo agent of {spec.zoo} plays it with {players} players; "
+            f"this game is {game} with {seats}"
+        )
+    return spec
 
 
 def parse_specs(texts: list[str]) -> list[AgentSpec]:
@@ -213,6 +274,8 @@ def resolve_spec(spec: AgentSpec, env, trust_checkpoint: bool = False) -> AgentS
     """The spec, checked against `env`; a checkpoint's pinned to the file and weights it plays."""
     if spec.model is not None:
         return spec
+    if spec.zoo is not None:
+        spec = _zoo_for(spec, env)
     check_spec(spec, env)
     if spec.kind != "checkpoint":
         return spec
