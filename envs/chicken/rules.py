@@ -285,15 +285,19 @@ class ChickenGame(Game):
         """'pass' or 'bid k'."""
         return "pass" if action == 0 else f"bid {action}"
 
-    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+    def resample_hidden(self, player: int | None, rng: np.random.Generator) -> None:
         """Re-deal the number cards `player` has not seen among the other hands and the deck.
 
         Exact: the deck was a uniform shuffle and `player` saw only which seat drew how many
         numbers and feet, and the values of their own numbers. So, given that, the unseen numbers
         lie uniformly over the other players' face-down slots and the deck's number slots, and the
         deck's order is uniform. Feet never move: every face-down card is a number, and the feet
-        left in the deck are the feet nobody has drawn.
+        left in the deck are the feet nobody has drawn. With `player=None` (no viewer: every hand
+        face up) only the deck's order is unseen, and it is uniform over what is left.
         """
+        if player is None:
+            self.deck = shuffled(sorted(self.deck), rng)  # sorted: see below
+            return
         others = [p for p in range(self.num_players) if p != player]
         feet_in_deck = self.deck.count(FOOT)
         pool = [card for card in self.deck if card != FOOT]

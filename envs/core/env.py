@@ -330,10 +330,11 @@ class CardGameEnv(AECEnv):
         other.infos = {a: dict(info) for a, info in self.infos.items()}
         return other
 
-    def resample_hidden(self, agent: str, seed: int | None = None) -> None:
-        """Re-deal in place everything `agent` cannot see, consistently with what it has seen."""
+    def resample_hidden(self, agent: str | None, seed: int | None = None) -> None:
+        """Re-deal in place everything `agent` cannot see, consistently with what it has seen; with
+        `agent=None`, only what no player has seen (the deck's order: every hand stays face up)."""
         game = self._require_game("resample_hidden")
-        player = self._player(agent)
+        player = None if agent is None else self._player(agent)
         deal_seed, future_seed = np.random.SeedSequence(seed).spawn(2)
         game.resample_hidden(player, np.random.default_rng(deal_seed))
         self._mask = None  # the acting player's own cards may have been re-dealt

@@ -82,8 +82,9 @@ class Game(abc.ABC):
         """A text picture of the table (everything, as an umpire sees it)."""
 
     @abc.abstractmethod
-    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Re-deal in place everything `player` cannot see, consistently with what they saw."""
+    def resample_hidden(self, player: int | None, rng: np.random.Generator) -> None:
+        """Re-deal in place everything `player` cannot see, consistently with what they saw; with
+        `player=None` only what no player has seen, keeping every card any player holds or saw."""
 
     @abc.abstractmethod
     def state_dict(self) -> dict[str, Any]:

@@ -587,8 +587,9 @@ class CrowsGame(Game):
             return f"place {self.pending or 'the card'} in {pile.upper()}"
         return f"{verb} {pile.upper()}"
 
-    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
-        """Re-deal the deck's order, the game's only hidden information, uniformly.
+    def resample_hidden(self, player: int | None, rng: np.random.Generator) -> None:
+        """Re-deal the deck's order, the game's only hidden information, uniformly (for every
+        `player`, and for None, no viewer: nobody holds a hidden card).
 
         Every card that leaves the deck is turned face up, so what the table has seen fixes the
         deck's composition: before the first reshuffle, the whole deck less every card in sight;

@@ -893,7 +893,7 @@ class FowlGame(Game):
             return f"to player_{(me + j + 1) % n}'s cell {self.cell_name(cell)}"
         return f"murder player_{(me + i + 1) % n}"
 
-    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+    def resample_hidden(self, player: int | None, rng: np.random.Generator) -> None:
         """Re-deal the deck and every card in other hands nobody has seen, from the exact posterior.
 
         Kept: `player`'s hand; in every other hand the cards everyone saw go in (`known`) and the
@@ -901,8 +901,12 @@ class FowlGame(Game):
         uniformly (a shuffle of the deck with the unseen hand cards): every card that left a hand
         was shown, so no other past event tells them apart. One public fact is about the present:
         an opponent deciding which card to play was seen not to have to show their hand, so they
-        hold a playable card; deals breaking that are rejected and drawn again.
+        hold a playable card; deals breaking that are rejected and drawn again. With `player=None`
+        (no viewer: every hand face up) only the deck's order is unseen, and it is uniform.
         """
+        if player is None:
+            self.deck = shuffled(sorted(self.deck), rng)  # sorted: see below
+            return
         pool = list(self.deck)
         unseen_counts = []
         for q in range(self.num_players):

@@ -982,7 +982,7 @@ class MurrayGame(Game):
         return self.decision_kind.name.lower()
 
     # ----- hidden information ------------------------------------------------------------------------
-    def resample_hidden(self, player: int, rng: np.random.Generator) -> None:
+    def resample_hidden(self, player: int | None, rng: np.random.Generator) -> None:
         """Re-deal everything `player` has not seen: another history of this game it cannot tell apart.
 
         Kept: everything public (hand sizes, the pond, the discard pile, swarms, tadpoles, the deck
@@ -991,7 +991,14 @@ class MurrayGame(Game):
         card the table saw go into a hand stays there until seen leaving it, and the Hawk's rules
         (once drawn it is with the turn player). The other players' hands, memories and draws and
         the order of the deck are drawn anew; see `envs.murray.posterior`.
+
+        With `player=None` (no viewer: every hand face up) only the deck's order is unseen: every
+        card outside the deck is in a hand its holder saw or on the table, and the cards left in a
+        shuffled deck lie in a uniform order whatever was drawn from it, so a shuffle is exact.
         """
+        if player is None:
+            self.deck = shuffled(sorted(self.deck), rng)  # sorted: one seed, one deal per state
+            return
         from fowlplay.envs.murray.posterior import resample  # the replay machinery is only needed here
 
         if not resample(self, player, rng):
