@@ -12,6 +12,8 @@ A spec is `[LABEL=]KIND` where KIND is one of
     ckpt-det:PATH      a trained checkpoint, always taking its most probable legal action
     ismcts:N[:...]     information-set MCTS, N simulations per decision (`evaluation.ismcts`;
                        options :random rollouts, :hK horizon, :mX margin, :vK validation)
+    oracle:N[:...]     the same search with every hand face up (a reference for what the hidden
+                       cards are worth, never a ladder rung); kind "ismcts"
     zoo:GAME           the model zoo's trained agent of GAME, shipped in the package
                        (`evaluation.zoo`: its files verified against their SHA-256 first), sampling
     zoo                the zoo agent of the game being played (resolved once the game is known)
@@ -48,7 +50,8 @@ ACCEPTED = (
     "probe:NAME (a trivial probe policy; python -m fowlplay.evaluation.probes lists each game's), "
     "baseline-v0 (Chicken's baseline before issue 32, frozen), "
     "ismcts:N[:random][:hK][:mX][:vK] (information-set search, N simulations per decision; random "
-    "rollouts, horizon K decisions, margin X, K validation simulations), or an existing "
+    "rollouts, horizon K decisions, margin X, K validation simulations), oracle:N[...] (the same "
+    "search seeing every hand), or an existing "
     "checkpoint PATH (.zip, .json, their stem, or a training run directory), "
     "zoo:GAME (the package's trained agent of GAME) or zoo (that of the game played); "
     "any of them may be prefixed with LABEL="
@@ -151,7 +154,7 @@ def _parse_spec(text: str) -> AgentSpec:
         return AgentSpec(label or kind, "probe", name, text=text)
     if kind == ZOO or kind.startswith(f"{ZOO}:"):
         return _zoo_spec(text, label or kind, kind.partition(":")[2] if ":" in kind else None)
-    if kind.startswith("ismcts:"):
+    if kind.startswith(("ismcts:", "oracle:")):  # the oracle is the same search, every hand face up
         from fowlplay.evaluation.ismcts import parse_settings
 
         try:

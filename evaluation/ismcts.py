@@ -58,6 +58,12 @@ every state it simulates comes out of `resample_hidden`, which keeps only what t
 has seen. Its decision is therefore a function of the information set and its seed alone, because
 every game's `resample_hidden` deals the same cards from every state of one information set for
 one seed (it shuffles the unseen cards from sorted order); see docs/evaluation.md.
+
+The omniscient reference. `oracle:N[...]` (same options) is the same search with every hand face
+up: its determinizations re-deal only what no player has seen (`resample_hidden(None, seed)`: the
+deck's order), never the other players' hidden cards. It cheats on purpose, to measure how much
+the hidden cards are worth (the headroom above what a fair search reaches); it is never a rung of
+the ladder, and no fair agent should be compared with it as with a player.
 """
 
 from __future__ import annotations
@@ -74,13 +80,16 @@ from fowlplay.envs.core.rewards import score_rewards
 
 ROLLOUTS = ("baseline", "random")
 SPEC_PREFIX = "ismcts:"
+#: The same search with every hand face up (the omniscient reference; never a ladder rung).
+ORACLE_PREFIX = "oracle:"
 SPEC_FORMS = (
     "ismcts:N[:ROLLOUT][:hK][:mX][:vK]: N >= 1 simulations per decision; ROLLOUT baseline (default) "
     "or random; hK: a rollout plays K >= 0 decisions, then to the end of the round or turn, before "
     "its leaf (h0: to the end of the game; default: the game's DEFAULT_HORIZONS); mX: the "
     "baseline's move stands unless a move beats it by X >= 0 standard errors (default: the game's "
     "DEFAULT_MARGINS); vK: K of the N simulations (0 <= K < N, default 0) test the search's choice "
-    "against the baseline's move on fresh deals; e.g. ismcts:200, ismcts:50:random, ismcts:400:h20:m1:v100"
+    "against the baseline's move on fresh deals; e.g. ismcts:200, ismcts:50:random, ismcts:400:h20:m1:v100; "
+    "oracle:N[...] takes the same options and sees every hand"
 )
 #: UCB1 exploration constant on rewards scaled to [0, 1] (the value Cowling et al. use).
 DEFAULT_EXPLORATION = 0.7
@@ -162,6 +171,8 @@ class ISMCTSSettings:
     #: Of the simulations, how many (0: none) check the search's choice against the baseline's move
     #: on fresh deals, half each, when the two differ; the margin then applies to those deals only.
     validation: int = 0
+    #: True: every hand face up (`oracle:N`): determinizations re-deal only what no player has seen.
+    oracle: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.simulations, int) or self.simulations < 1:
@@ -186,14 +197,15 @@ class ISMCTSSettings:
 
 
 def parse_settings(kind: str) -> ISMCTSSettings:
-    """`ismcts:N[:ROLLOUT][:hK][:mX][:vK]` as settings (options in any order); ValueError naming what is wrong."""
+    """`ismcts:N[:ROLLOUT][:hK][:mX][:vK]` (or `oracle:N...`) as settings (options in any order);
+    ValueError naming what is wrong."""
     parts = kind.split(":")
-    if parts[0] != SPEC_PREFIX[:-1] or len(parts) < 2:
+    if parts[0] not in (SPEC_PREFIX[:-1], ORACLE_PREFIX[:-1]) or len(parts) < 2:
         raise ValueError(f"{kind!r} is not an ISMCTS spec; accepted: {SPEC_FORMS}")
+    found: dict[str, object] = {"oracle": True} if parts[0] == ORACLE_PREFIX[:-1] else {}
     count = parts[1]
     if not count.isdigit() or int(count) < 1:
         raise ValueError(f"{kind!r}: the simulation count {count!r} is not a positive integer; {SPEC_FORMS}")
-    found: dict[str, object] = {}
     for part in parts[2:]:
         if part in ROLLOUTS:
             key, value = "rollout", part
@@ -483,10 +495,11 @@ class ISMCTSAgent(Agent):
         return self._deals[k]
 
     def _determinize(self, me: str, seed: int):
-        """A copy of the real environment with everything `me` cannot see re-dealt from `seed`."""
+        """A copy of the real environment with everything `me` cannot see re-dealt from `seed`
+        (an oracle's: only what no player has seen)."""
         world = self.env.clone()
         world.render_mode = None  # a clone of a 'human' env would print every simulated move
-        world.resample_hidden(me, seed)
+        world.resample_hidden(None if self.settings.oracle else me, seed)
         return world
 
     def _select(self, node: _Node, agent: str, view: bytes | None, mask: np.ndarray) -> tuple[int, _Node]:
@@ -568,5 +581,9 @@ class ISMCTSAgent(Agent):
 
 
 def make_ismcts_agent(kind: str, env, seed: int | None = None) -> ISMCTSAgent:
-    """An ISMCTS agent from its spec (`ismcts:N[:ROLLOUT][:hK][:mX][:vK]`) for the env it plays in."""
-    return ISMCTSAgent(env, parse_settings(kind), seed=seed)
+    """An ISMCTS agent from its spec (`ismcts:N[:ROLLOUT][:hK][:mX][:vK]`, or `oracle:N...` with every
+    hand face up) for the env it plays in."""
+    agent = ISMCTSAgent(env, parse_settings(kind), seed=seed)
+    if agent.settings.oracle:
+        agent.name = "oracle"
+    return agent
