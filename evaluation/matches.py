@@ -41,7 +41,13 @@ from fowlplay import envs
 from fowlplay.envs.core.rewards import win_rewards
 from fowlplay.envs.runtime.lock import acquire, release
 from fowlplay.envs.runtime.stopping import further_stops_ignored, signal_of
-from fowlplay.envs.runtime.untrusted import UntrustedFileError, parse_json, read_bytes, read_json
+from fowlplay.envs.runtime.untrusted import (
+    OutsideError,
+    UntrustedFileError,
+    parse_json,
+    read_json,
+    read_within,
+)
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
 from fowlplay.evaluation.report import OutputError, write_json
 
@@ -529,7 +535,12 @@ def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dic
     if not path.exists():
         return {}
     try:
-        data = read_bytes(path, MAX_GAMES_BYTES)
+        # Inside its own folder: a games.jsonl that links elsewhere is neither read nor cut short.
+        data = read_within(path, path.parent, MAX_GAMES_BYTES)
+    except OutsideError:
+        raise ResumeError(
+            f"{path} leads outside {path.parent} (a link); delete it (or choose another --out) to start over"
+        ) from None
     except UntrustedFileError as exc:
         raise ResumeError(f"{exc}; delete it (or choose another --out) to start over") from None
     if data and not data.endswith(b"\n"):
@@ -550,7 +561,15 @@ def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dic
 
 
 def _write_run_file(out: Path, config: EvalConfig) -> None:
-    write_json(out / RUN_FILE, {"fingerprint": config.fingerprint(), "identity": config.identity()})
+    """run.json: the identity the games were played with, and (`weights`, by agent label) each
+    checkpoint's weights file relative to the run folder, so that a copied runs folder replays."""
+    weights = {
+        agent.label: Path(os.path.relpath(agent.model["file"], out.resolve())).as_posix()
+        for agent in config.agents
+        if agent.model is not None
+    }
+    record = {"fingerprint": config.fingerprint(), "identity": config.identity(), "weights": weights}
+    write_json(out / RUN_FILE, record)
 
 
 def run_games(

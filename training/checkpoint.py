@@ -52,12 +52,14 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.runtime.files import WriteError, atomic_write  # noqa: F401 (WriteError: part of this API)
 from fowlplay.envs.runtime.untrusted import (
+    OutsideError,
     UntrustedFileError,
     check_count,
     inspect_npz,
     open_regular,
     read_json,
     read_npz,
+    within,
 )
 from fowlplay.training import manifest
 
@@ -380,8 +382,21 @@ def export_checkpoint(
     return npz
 
 
+def _own_file(path: Path) -> Path:
+    """`path`, a file of a checkpoint, refused when a link leads it out of its own folder (a shared
+    run folder whose weights link elsewhere would play weights nobody shared)."""
+    try:
+        within(path, path.parent)
+    except OutsideError:
+        raise CheckpointError(
+            f"checkpoint file {path} leads outside its folder {path.parent} (a link); refusing to read it"
+        ) from None
+    return path
+
+
 def _read_json(json_path: Path) -> dict[str, Any]:
     """A checkpoint's metadata, read within bounds and checked field by field."""
+    _own_file(json_path)
     try:
         metadata = read_json(json_path, limit=MAX_METADATA_BYTES)
     except FileNotFoundError:
@@ -458,7 +473,7 @@ def load_checkpoint(
     directory it loads the newest checkpoint (what training goes on from), not the best.
     """
     metadata = read_metadata(path, prefer_best=False)
-    zip_path = Path(metadata["checkpoint"])
+    zip_path = _own_file(Path(metadata["checkpoint"]))
     if not zip_path.exists():
         raise CheckpointError(f"checkpoint {zip_path} does not exist (its metadata does)")
     try:
@@ -505,7 +520,7 @@ def load_policy(
     """
     metadata = read_metadata(path)
     stem = Path(metadata["stem"])
-    weights_path = _with(stem, ".npz")
+    weights_path = _own_file(_with(stem, ".npz"))
     if weights_path.exists():
         policy, state = _policy_from_weights(weights_path, metadata)
     elif trust_checkpoint:

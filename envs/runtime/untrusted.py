@@ -3,6 +3,9 @@ within bounds decided before anything is allocated.
 
 - Only regular files are opened: a symbolic link to a device (`/dev/zero`), a named pipe or a
   folder where a file belongs is refused before it is opened, and checked again on the open file.
+- A file read from inside a folder (a run folder, `--runs`) must stay inside it once every link is
+  followed (`within`, `open_within`): a link out of the folder reads as no file at all
+  (`OutsideError`, a `FileNotFoundError`), so a caller answers outside and missing alike.
 - Every read has a size limit, checked against the file's size first and enforced while reading.
 - JSON is parsed with a depth limit and with finite numbers only (`1e999`, `NaN`, `Infinity` are
   refused); a reader then checks each field's type and range (`check_count`, `check_number`).
@@ -42,6 +45,48 @@ _NUMERIC_KINDS = "fiu"
 class UntrustedFileError(ValueError):
     """A file that is not what it should be (not a regular file, too large, malformed); the message
     names it."""
+
+
+class OutsideError(FileNotFoundError):
+    """A path that leads outside the folder it must stay in (by `..` or a link): treated as missing,
+    so that the answer does not tell a probe which outside paths exist."""
+
+
+def within(path: str | Path, folder: str | Path) -> Path:
+    """`path` with every link followed, when it lies inside `folder` (itself resolved, the folder
+    included); else `OutsideError`. A link loop is an `OutsideError` too."""
+    try:
+        root = Path(folder).resolve()
+        resolved = Path(path).resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        raise OutsideError(f"{path} does not lead to a file inside {folder}") from None
+    if resolved != root and root not in resolved.parents:
+        raise OutsideError(f"{path} leads outside {folder}")
+    return resolved
+
+
+def open_within(path: str | Path, folder: str | Path, limit: int) -> io.BufferedReader:
+    """`open_regular` of `path`, which must lead to a regular file inside `folder` once every link
+    is followed; checked again on the open file (a link swapped in between is caught)."""
+    resolved = within(path, folder)
+    handle = open_regular(resolved, limit)
+    try:
+        opened = Path(f"/proc/self/fd/{handle.fileno()}")
+        if opened.parent.is_dir():  # Linux: where the open file really is
+            within(os.readlink(opened), folder)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def read_within(path: str | Path, folder: str | Path, limit: int) -> bytes:
+    """The whole of `path` (at most `limit` bytes), a regular file inside `folder` (`open_within`)."""
+    with open_within(path, folder, limit) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UntrustedFileError(f"{path} grew past {limit:,} bytes while it was read")
+    return data
 
 
 def _kind(mode: int) -> str:

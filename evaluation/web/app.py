@@ -2,45 +2,58 @@
 
 Routes (every error is a page with a one-line message and a 4xx status, never a traceback):
 
-    GET  /                          the new-game form and the runs under the runs folder
+    GET  /                          a new-game form for each game, and the runs under the runs folder
     POST /play                      start a game (game, players, seat, opponents, seed, options)
     GET  /play/<id>                 the human seat's page: its picture, text view, what it was told
     POST /play/<id>/move            the human's move (action, at = the decision it was made at)
+    POST /play/<id>/continue        let the other seats go on thinking (after a request's time limit)
     GET  /play/<id>/picture.png     the human seat's picture (the whole table once the game is over)
     GET  /replay?run=R[&start=K]    the games of run R's games.jsonl
     GET  /replay/view?run=R&game=T-M-A&step=K&viewer=V   one step of a recorded game
     GET  /replay/picture.png?...    its picture, as V (spectator, umpire or player_K) sees it
     GET  /results?run=R             run R's report.md (or a league's leaderboard.md) with its plots
     GET  /results/file?run=R&name=F a plot of that report (a .png of the run folder)
+
+Every request must name this server in its Host (a DNS-rebinding page names its own); a POST must
+come from this server's own pages (its Origin, when a browser sends one, is this server); every
+page carries a Content-Security-Policy that loads nothing from elsewhere and runs no script (a
+report's remote image is never fetched). The limits of what a request may ask for are in
+`evaluation.web.limits`, of what is read from `--runs` in `evaluation.web.runs`.
 """
 
 from __future__ import annotations
 
 import re
+import select
+import socket
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from fowlplay import envs
 from fowlplay.envs.core.picture import draw
+from fowlplay.evaluation.web.limits import MAX_SEARCH_BUDGET
 from fowlplay.evaluation.web.pages import STYLE, TEMPLATES
-from fowlplay.evaluation.web.tables import (
-    GAMES_PER_PAGE,
-    Replays,
-    RunsFolder,
-    Tables,
-    WebError,
-    parse_viewer,
-    png,
-    read_rows,
-    report_file,
-)
+from fowlplay.evaluation.web.runs import GAMES_PER_PAGE, MAX_PLOT_BYTES, RunsFolder, WebError, read_rows
+from fowlplay.evaluation.web.tables import Replays, Tables, parse_viewer, png
 
-#: The largest plot the results page serves.
-MAX_PLOT_BYTES = 32 * 2**20
 #: A plot's file name as a report links it.
 PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}\.png")
 #: The largest form a request may send.
 MAX_FORM_BYTES = 64 * 1024
+#: Host names a request may give (with the served port): this machine's own.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+#: Nothing from elsewhere, no script, no frame, forms only to this server.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 
 def markdown_html(text: str, link_file) -> str:
@@ -55,8 +68,9 @@ def markdown_html(text: str, link_file) -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
-def create_app(runs: str | Path = "runs", tables: Tables | None = None):
-    """The web table's Flask app, reading runs (evaluations, leagues, checkpoints) under `runs`."""
+def create_app(runs: str | Path = "runs", tables: Tables | None = None, hosts=LOCAL_HOSTS):
+    """The web table's Flask app, reading runs (evaluations, leagues, checkpoints) under `runs`;
+    a request's Host must be one of `hosts` (names or addresses) with the port served."""
     try:
         from flask import Flask, Response, render_template
         from jinja2 import DictLoader
@@ -79,6 +93,7 @@ def create_app(runs: str | Path = "runs", tables: Tables | None = None):
         return Response(data, mimetype="image/png", headers={"Cache-Control": "no-store"})
 
     _error_pages(app, page, HTTPException)
+    _cross_site_checks(app, {h.strip("[]").lower() for h in hosts})
     _play_routes(app, page, picture_response, folder, store)
     _replay_routes(app, page, picture_response, folder, replays)
     _results_routes(app, page, picture_response, folder)
@@ -113,6 +128,58 @@ def _error_pages(app, page, http_exception) -> None:
         )
 
 
+def split_host(host: str) -> tuple[str, str]:
+    """A Host header as (name, port); the port is '' when none is given."""
+    parts = urlsplit(f"//{host}")
+    try:
+        port = parts.port
+    except ValueError:
+        return "", "bad"
+    return (parts.hostname or "").lower(), "" if port is None else str(port)
+
+
+def _cross_site_checks(app, hosts: set[str]) -> None:
+    """Refuse a request whose Host is not this server (DNS rebinding), and a POST from another
+    site's page; add the security headers to every answer."""
+    from flask import request
+
+    @app.before_request
+    def same_site():
+        name, port = split_host(request.host)
+        served = str(request.environ.get("SERVER_PORT", ""))
+        default = "443" if request.scheme == "https" else "80"
+        if name not in hosts or (port or default) != served:
+            raise WebError(403, f"this server answers only to {', '.join(sorted(hosts))} on port {served}")
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return None
+        origin = request.headers.get("Origin")
+        fetch_site = request.headers.get("Sec-Fetch-Site")
+        if origin is not None:
+            if origin != f"{request.scheme}://{request.host}":
+                raise WebError(403, "a page of another site cannot act at this table")
+        elif fetch_site not in (None, "same-origin", "none"):
+            raise WebError(403, "a page of another site cannot act at this table")
+        return None
+
+    @app.after_request
+    def headers(response):
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+
+def client_gone(environ) -> bool:
+    """True when the client of this request closed its connection (Werkzeug's server hands the
+    socket over as `werkzeug.socket`; another server never says gone)."""
+    sock = environ.get("werkzeug.socket")
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
 def _play_routes(app, page, picture_response, folder: RunsFolder, store: Tables) -> None:
     """The new-game form, and a human's seat at a table: its page, its moves and its picture."""
     from flask import redirect, request
@@ -120,7 +187,12 @@ def _play_routes(app, page, picture_response, folder: RunsFolder, store: Tables)
     @app.get("/")
     def index():
         return page(
-            "index.html", title="fowlplay", games=envs.ENV_NAMES, runs=folder.listing(), root=folder.root
+            "index.html",
+            title="fowlplay",
+            games=game_forms(),
+            runs=folder.listing(),
+            root=folder.root,
+            max_budget=MAX_SEARCH_BUDGET,
         )
 
     @app.post("/play")
@@ -129,29 +201,44 @@ def _play_routes(app, page, picture_response, folder: RunsFolder, store: Tables)
         table = store.new(
             form.get("game", ""),
             form.get("players", ""),
-            form.get("seat", "0"),
+            form.get("seat", ""),
             form.get("opponents", ""),
-            form.get("seed", "0"),
+            form.get("seed", ""),
             form.get("options", ""),
         )
+        with table.lock:
+            table.advance(lambda: client_gone(request.environ))
         return redirect(f"/play/{table.id}", code=303)
 
     @app.get("/play/<table_id>")
     def play(table_id: str):
         table = store.get(table_id)
         with table.lock:
-            return page("play.html", title=table.game_name, t=table.page(), message="")
+            message, table.notice = table.notice, ""
+            return page("play.html", title=table.game_name, t=table.page(), message=message)
 
     @app.post("/play/<table_id>/move")
     def move(table_id: str):
         table = store.get(table_id)
+        # The form is read whole before the lock is taken: a slow sender holds no game.
+        action, at = request.form.get("action", ""), request.form.get("at", "")
         with table.lock:
             try:
-                table.move(request.form.get("action", ""), request.form.get("at", ""))
-            except WebError as err:  # the same page, the game as it was, and what was wrong
-                return page(
-                    "play.html", err.status, title=table.game_name, t=table.page(), message=err.message
-                )
+                table.move(action, at)
+            except WebError as err:
+                # The page again, the game as it was, and what was wrong: by a redirect, so that
+                # reloading it never sends the move again.
+                table.notice = err.message
+            else:
+                table.advance(lambda: client_gone(request.environ))
+        return redirect(f"/play/{table.id}", code=303)
+
+    @app.post("/play/<table_id>/continue")
+    def go_on(table_id: str):
+        table = store.get(table_id)
+        with table.lock:
+            if table.waiting:
+                table.advance(lambda: client_gone(request.environ))
         return redirect(f"/play/{table.id}", code=303)
 
     @app.get("/play/<table_id>/picture.png")
@@ -159,6 +246,22 @@ def _play_routes(app, page, picture_response, folder: RunsFolder, store: Tables)
         table = store.get(table_id)
         with table.lock:
             return picture_response(table.picture())
+
+
+def game_forms() -> list[dict]:
+    """What the new-game form offers for each game: its player counts (the smallest first) and seats."""
+    forms = []
+    for name in envs.ENV_NAMES:
+        counts = envs.player_counts(name)
+        forms.append(
+            {
+                "name": name,
+                "counts": list(counts),
+                "seats": list(range(counts.stop - 1)),
+                "default": counts.start,
+            }
+        )
+    return forms
 
 
 def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Replays) -> None:
@@ -169,7 +272,7 @@ def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Rep
     def games():
         run = folder.run(request.args.get("run"))
         start = _number(request.args.get("start", "0"), "start")
-        rows, more = read_rows(run / "games.jsonl", start, GAMES_PER_PAGE)
+        rows, more = read_rows(folder, run / "games.jsonl", start, GAMES_PER_PAGE)
         shown = [
             {
                 "key": f"{r['table']}-{r['match']}-{r['arrangement']}",
@@ -239,7 +342,9 @@ def _replay_routes(app, page, picture_response, folder: RunsFolder, replays: Rep
 def _replay_step(replays: Replays, args):
     """The recorded game, step (the last if none given), frame and viewer a replay request names:
     (game, step, frame, viewer as given, seat viewing or None, whether everything is shown)."""
-    made = replays.get(args.get("run", ""), args.get("game", ""))
+    from flask import request
+
+    made = replays.get(args.get("run", ""), args.get("game", ""), lambda: client_gone(request.environ))
     step_text = args.get("step")
     step = len(made.frames) - 1 if step_text in (None, "") else _number(step_text, "step")
     frame = made.frame(step)
@@ -255,12 +360,8 @@ def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
     @app.get("/results")
     def results():
         run = folder.run(request.args.get("run"))
-        source = report_file(run)
+        source, text = folder.report(run)
         name = folder.name(run)
-        try:
-            text = source.read_text(encoding="utf-8", errors="replace")
-        except OSError as err:
-            raise WebError(422, f"{source.name} cannot be read: {err.strerror}") from None
 
         def link(file: str) -> str:
             return "/results/file?" + urlencode({"run": name, "name": file})
@@ -270,17 +371,17 @@ def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
         # that the report does not show already is shown below it.
         others = [
             (plot.name, link(plot.name))
-            for plot in sorted(run.glob("*.png"))
-            if PLOT_NAME.fullmatch(plot.name) and plot.is_file() and f"({plot.name})" not in text
+            for plot in sorted(run.glob("*.png"))[:100]
+            if PLOT_NAME.fullmatch(plot.name) and folder.has(plot) and f"({plot.name})" not in text
         ]
         return page(
             "results.html",
             title=f"results of {name}",
             run=name,
-            source=source.name,
+            source=source,
             body=body,
             plots=others,
-            games=(run / "games.jsonl").is_file(),
+            games=folder.has(run / "games.jsonl"),
         )
 
     @app.get("/results/file")
@@ -289,16 +390,7 @@ def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
         name = request.args.get("name", "")
         if not PLOT_NAME.fullmatch(name):
             raise WebError(400, f"file {name[:40]!r} is not a plot of the report (a NAME.png)")
-        path = folder.inside(run / name, f"file {name!r}")
-        from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
-
-        try:
-            data = read_bytes(path, MAX_PLOT_BYTES)
-        except FileNotFoundError:
-            raise WebError(404, f"this run has no {name}") from None
-        except (OSError, UntrustedFileError) as err:
-            raise WebError(422, f"{name} cannot be read: {err}") from None
-        return picture_response(data)
+        return picture_response(folder.read(run / name, MAX_PLOT_BYTES))
 
 
 def _number(text: str, what: str) -> int:

@@ -1,8 +1,9 @@
 """The pages of the web table as Jinja templates (autoescaped: every name and message is text).
 
 Plain HTML forms and links: a move is a button of a form, a replay step is a link, so every page
-works without scripts and a browser's back button or reload never changes a game (a move names
-the decision it was made at; a stale one is refused).
+works without scripts (the Content-Security-Policy runs none) and a browser's back button or
+reload never changes a game (a move names the decision it was made at; a stale one is refused, and
+every move, refused or not, answers with a redirect to the page, so a reload never sends it again).
 """
 
 from __future__ import annotations
@@ -11,12 +12,30 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 0; background: #f4f1ea; color: #1a1d21; }
 header { background: #10281c; color: #ecf0e8; padding: 10px 20px; }
 header a { color: #ecf0e8; margin-right: 16px; text-decoration: none; font-weight: 600; }
-main { padding: 16px 20px; max-width: 1440px; }
-.cols { display: flex; gap: 20px; align-items: flex-start; flex-wrap: wrap; }
-.table-picture { max-width: 100%; border-radius: 8px; box-shadow: 0 1px 4px #0004; }
-.side { flex: 1; min-width: 300px; }
-pre { background: #fff; padding: 8px; border-radius: 6px; overflow-x: auto; font-size: 13px; }
+main { padding: 12px 20px; max-width: 1600px; }
+h1 { font-size: 22px; margin: 6px 0; }
+h2 { font-size: 17px; margin: 10px 0 4px; }
+/* The play page: the picture at the left, no taller than the window, and the decision at the top
+   of the column beside it, so that every game's moves are in view without scrolling. */
+.cols { display: flex; gap: 16px; align-items: flex-start; }
+.picture-box { flex: 0 1 auto; min-width: 0; max-width: 62%; }
+.table-picture { display: block; max-width: 100%; max-height: calc(100vh - 110px); height: auto;
+                 border-radius: 8px; box-shadow: 0 1px 4px #0004; }
+.side { flex: 1 1 340px; min-width: 300px; }
+pre { background: #fff; padding: 8px; border-radius: 6px; font-size: 13px;
+      white-space: pre-wrap; overflow-wrap: anywhere; }  /* wrapped, never clipped */
+.moves { max-height: 45vh; overflow-y: auto; }
 .moves button { margin: 3px; padding: 6px 10px; font-size: 14px; cursor: pointer; }
+.games { display: flex; flex-wrap: wrap; gap: 12px; }
+.games form { background: #fff; border-radius: 8px; padding: 8px 14px; box-shadow: 0 1px 3px #0002; }
+/* A phone: one column, the picture at full width (a tap opens it at full size). */
+@media (max-width: 760px) {
+  main { padding: 8px; }
+  .cols { flex-direction: column; }
+  .picture-box { max-width: 100%; }
+  .table-picture { max-height: none; width: 100%; }
+  .side { min-width: 0; width: 100%; }
+}
 .error { background: #fde2e2; border: 1px solid #f87171; padding: 10px; border-radius: 6px; }
 .result { background: #dcfce7; border: 1px solid #22c55e; padding: 10px; border-radius: 6px; }
 .told-box { max-height: 320px; overflow-y: auto; display: flex; flex-direction: column-reverse;
@@ -33,7 +52,8 @@ nav.steps a { margin-right: 10px; }
 
 TEMPLATES = {
     "base.html": """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ title }} - fowlplay</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>{{ title }} - fowlplay</title>
 <style>{{ style }}</style></head>
 <body><header><a href="/">fowlplay</a><a href="/#play">play</a><a href="/#runs">replays and results</a></header>
 <main>{% block main %}{% endblock %}</main></body></html>""",
@@ -42,16 +62,19 @@ TEMPLATES = {
 <p><a href="{{ back }}">back</a></p>{% endblock %}""",
     "index.html": """{% extends "base.html" %}{% block main %}
 <h1 id="play">Play a game</h1>
-<form method="post" action="/play">
-<label>game <select name="game">{% for g in games %}<option{% if g == "chicken_v1" %} selected{% endif %}>{{ g }}</option>{% endfor %}</select></label>
-<label>players <input name="players" value="2" size="3"></label>
-<label>your seat (0 moves first) <input name="seat" value="0" size="3"></label>
-<label>the other seats: one agent spec for all, or one per seat
-  (baseline, random, ismcts:N, probe:NAME, ckpt:RUN...) <input name="opponents" value="baseline" size="40"></label>
-<label>seed <input name="seed" value="0" size="10"></label>
-<label>rule options (KEY=VALUE ..., optional) <input name="options" value="" size="40"></label>
-<button type="submit" id="start">start</button>
-</form>
+<p>The other seats take one agent spec for all, or one per seat: baseline, random, ismcts:N
+(N up to {{ max_budget }}), probe:NAME, or ckpt:PATH (a checkpoint inside the runs folder). No seed
+deals a fresh random game (its seed is shown when it ends).</p>
+<div class="games">{% for g in games %}
+<form method="post" action="/play" id="new-{{ g.name }}"><h2>{{ g.name }}</h2>
+<input type="hidden" name="game" value="{{ g.name }}">
+<label>players <select name="players">{% for n in g.counts %}<option{% if n == g.default %} selected{% endif %}>{{ n }}</option>{% endfor %}</select></label>
+<label>your seat (0 moves first) <select name="seat">{% for s in g.seats %}<option>{{ s }}</option>{% endfor %}</select></label>
+<label>the other seats <input name="opponents" value="baseline" size="28"></label>
+<label>seed (empty: a fresh deal) <input name="seed" value="" size="10"></label>
+<label>rule options (KEY=VALUE ...) <input name="options" value="" size="28"></label>
+<button type="submit" class="start">start {{ g.name }}</button>
+</form>{% endfor %}</div>
 <h1 id="runs">Runs in {{ root }}</h1>
 {% if runs %}<table class="rows"><tr><th>run</th><th></th><th></th></tr>
 {% for r in runs %}<tr><td>{{ r.name }}</td>
@@ -64,9 +87,13 @@ TEMPLATES = {
 <p>seats: {{ t.seats|join(", ") }}; decision {{ t.decisions }}</p>
 {% if message %}<p class="error" id="error">{{ message }}</p>{% endif %}
 {% if t.result %}<p class="result" id="result">{{ t.result }}</p><p><a href="/">play again</a></p>{% endif %}
-<div class="cols"><div><img class="table-picture" id="picture" alt="the table as {{ t.seat }} sees it"
- src="/play/{{ t.id }}/picture.png?at={{ t.decisions }}"></div>
+<div class="cols"><div class="picture-box"><a href="/play/{{ t.id }}/picture.png?at={{ t.decisions }}">
+<img class="table-picture" id="picture" alt="the table as {{ t.seat }} sees it"
+ src="/play/{{ t.id }}/picture.png?at={{ t.decisions }}"></a></div>
 <div class="side">
+{% if t.waiting %}<form method="post" action="/play/{{ t.id }}/continue" id="continue">
+<p>The other seats are still thinking (a request stops them after a while).</p>
+<button type="submit">let them go on</button></form>{% endif %}
 {% if t.legal %}<h2>your decision: {{ t.decision }}</h2>
 <form method="post" action="/play/{{ t.id }}/move" class="moves" id="moves">
 <input type="hidden" name="at" value="{{ t.decisions }}">
@@ -94,7 +121,7 @@ TEMPLATES = {
 {% if step < last %}<a href="{{ link(step + 1, viewer) }}" id="next">next</a>{% endif %}
 <a href="{{ link(last, viewer) }}" id="last">last</a></nav>
 {% if move %}<p id="move">{{ move }}</p>{% endif %}
-<div class="cols"><div><img class="table-picture" id="picture" alt="the table" src="{{ picture }}"></div>
+<div class="cols"><div class="picture-box"><img class="table-picture" id="picture" alt="the table" src="{{ picture }}"></div>
 <div class="side">{% if view %}<pre id="view">{{ view }}</pre>{% endif %}
 <h2>told to {{ viewer }}</h2><div class="told-box"><ol class="told" id="told">{% for line in told %}<li>{{ line }}</li>{% endfor %}</ol></div></div></div>
 {% endblock %}""",

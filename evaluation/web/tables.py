@@ -9,7 +9,6 @@ status. A play table keeps the whole game on the server and hands out only the h
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 import secrets
@@ -23,29 +22,33 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.picture import draw, outcome
 from fowlplay.evaluation.narration import Narrator, narrated_step
+from fowlplay.evaluation.web.limits import (
+    MAX_AGENT_SECONDS,
+    MAX_OPTIONS_FIELD,
+    MAX_SEED,
+    LimitError,
+    check_options,
+    option_text_problem,
+)
+from fowlplay.evaluation.web.runs import (
+    RunsFolder,
+    WebError,
+    checked_spec,
+    read_rows,
+    run_record,
+    same_play,
+)
 
 #: Tables kept at once; the one untouched longest goes first when a new one would pass this.
 MAX_TABLES = 64
 #: Replays kept in memory (each holds a copy of the game at every step).
 MAX_REPLAYS = 8
-#: Games listed on one page of a games.jsonl.
-GAMES_PER_PAGE = 200
-#: The largest games.jsonl the replay reads (the evaluation harness resumes up to 4 GiB).
-MAX_GAMES_BYTES = 4 * 2**30
+#: Seconds a replay may take to re-play its game.
+MAX_REPLAY_SECONDS = 60.0
 #: A game key in a URL: table-match-arrangement.
 GAME_KEY = re.compile(r"([0-9]{1,9})-([0-9]{1,9})-([0-9]{1,9})")
 #: What a viewer may be called in a replay URL.
 VIEWER = re.compile(r"spectator|umpire|player_([0-9]{1,2})")
-#: Files of a run folder the results page shows.
-REPORT_FILES = ("report.md", "leaderboard.md")
-
-
-class WebError(Exception):
-    """A request the table cannot serve: a one-line message for the page and its HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
 
 
 def png(image) -> bytes:
@@ -55,83 +58,13 @@ def png(image) -> bytes:
     return buffer.getvalue()
 
 
-# ----- where runs live --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RunsFolder:
-    """The folder of runs the server shows (evaluations, leagues, trained checkpoints); nothing
-    outside it is read."""
-
-    root: Path
-
-    def run(self, name: str | None) -> Path:
-        """The run folder `name` (a path relative to the root), or a 404 naming what is allowed."""
-        if not name:
-            raise WebError(400, "no run given: add ?run=NAME, a folder under the runs folder")
-        if len(name) > 500 or "\x00" in name:
-            raise WebError(400, "the run name is too long or holds a NUL byte")
-        folder = self.inside(self.root / name, f"run {name!r}")
-        if not folder.is_dir():
-            raise WebError(404, f"no run {name!r} under the runs folder {self.root}")
-        return folder
-
-    def inside(self, path: Path, what: str) -> Path:
-        """`path` resolved, when it lies inside the root; a 403 otherwise."""
-        root = self.root.resolve()
-        resolved = path.resolve()
-        if resolved != root and root not in resolved.parents:
-            raise WebError(
-                403, f"{what} is outside the runs folder {self.root}; only runs inside it are read"
-            )
-        return resolved
-
-    def name(self, folder: Path) -> str:
-        """A run folder's name relative to the root."""
-        return folder.resolve().relative_to(self.root.resolve()).as_posix()
-
-    def listing(self, depth: int = 4, limit: int = 200) -> list[dict]:
-        """Run folders with a report or games under the root (breadth first, at most `limit`)."""
-        found, level = [], [self.root]
-        for _ in range(depth):
-            below = []
-            for folder in level:
-                try:
-                    children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-                except OSError:
-                    continue
-                for child in children:
-                    files = {f for f in (*REPORT_FILES, "games.jsonl") if (child / f).is_file()}
-                    if files:
-                        found.append(
-                            {
-                                "name": self.name(child),
-                                "report": bool(files & set(REPORT_FILES)),
-                                "games": "games.jsonl" in files,
-                            }
-                        )
-                        if len(found) >= limit:
-                            return found
-                    below.append(child)
-            level = below
-        return found
-
-
-def checked_spec(text: str, runs: RunsFolder):
-    """An agent spec of `fowlplay-eval`, parsed; a checkpoint only from inside the runs folder."""
-    from fowlplay.evaluation.agents import AgentSpecError, parse_spec
-
-    try:
-        spec = parse_spec(text)
-    except AgentSpecError as err:
-        raise WebError(400, str(err)) from None
-    if spec.kind == "checkpoint":
-        runs.inside(Path(spec.path), f"checkpoint {spec.path!r}")
-    return spec
-
-
-def rule_options(text: str) -> dict:
-    """'KEY=VALUE KEY=VALUE' (values read as YAML, as `fowlplay-eval --option`) as a dict."""
+def rule_options(text: str, game: str) -> dict:
+    """'KEY=VALUE KEY=VALUE' (values read as YAML, as `fowlplay-eval --option`) as a dict, each
+    option one `game` takes and within the web's limits (`limits.check_options`)."""
     from fowlplay.training.cli import yaml_value
 
+    if len(text) > MAX_OPTIONS_FIELD:
+        raise WebError(400, f"the rule options are at most {MAX_OPTIONS_FIELD} characters")
     options = {}
     for item in text.split():
         key, sep, value = item.partition("=")
@@ -139,11 +72,28 @@ def rule_options(text: str) -> dict:
             raise WebError(400, f"rule option {item[:40]!r} is not KEY=VALUE (for example target=30)")
         if key == "num_players":
             raise WebError(400, "give the player count in its own field, not as the option num_players")
+        problem = option_text_problem(value)
+        if problem:
+            raise WebError(400, f"rule option {key}: {problem}")
         try:
             options[key] = yaml_value(key, value)
-        except ValueError as err:
-            raise WebError(400, str(err)) from None
-    return options
+        except (ValueError, RecursionError) as err:
+            raise WebError(400, str(err)[:200]) from None
+    try:
+        return check_options(game, options)
+    except LimitError as err:
+        raise WebError(400, str(err)) from None
+
+
+def own_moves_once(lines: list[str], seat: int) -> list[str]:
+    """What `seat` was told, each of its own moves once: "you (player_S): bid 4" is left out where
+    the table's own line for it ("player_S bids 4") follows."""
+    mine, public = f"you (player_{seat}): ", f"player_{seat} "
+    return [
+        line
+        for index, line in enumerate(lines)
+        if not (line.startswith(mine) and index + 1 < len(lines) and lines[index + 1].startswith(public))
+    ]
 
 
 # ----- a person's game ----------------------------------------------------------------------------
@@ -158,8 +108,14 @@ class PlayTable:
     specs: list[str]
     agents: dict
     narrator: Narrator
+    #: The seed of the deal (shown once the game is over, so that it can be played again).
+    seed: int = 0
     decisions: int = 0
     error: str = ""
+    #: A refused move's message, shown once by the next page (a refused move redirects to the page).
+    notice: str = ""
+    #: True when the agents stopped thinking at a request's time limit, before the human's turn.
+    waiting: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     touched: float = field(default_factory=time.monotonic)
 
@@ -188,6 +144,8 @@ class PlayTable:
         """The human's move (an action id typed into the form at decision `at`), then the agents'."""
         if self.over:
             raise WebError(409, "the game is over: start a new one")
+        if self.waiting:
+            raise WebError(409, "the other seats are still thinking: wait for your turn")
         if not re.fullmatch(r"[0-9]{1,6}", at or ""):
             raise WebError(400, f"the move names no decision number (got {str(at)[:20]!r})")
         if int(at) != self.decisions:
@@ -204,11 +162,17 @@ class PlayTable:
             raise WebError(409, f"action {action} is not legal now; legal: {_named(legal)}")
         narrated_step(self.env, self.narrator, action)
         self.decisions += 1
-        self.advance()
 
-    def advance(self) -> None:
-        """Let the agents move until it is the human's decision or the game is over."""
+    def advance(self, gone=lambda: False, seconds: float = MAX_AGENT_SECONDS) -> None:
+        """Let the agents move until it is the human's decision or the game is over; they stop
+        between two decisions once `seconds` have passed or `gone()` says the client left
+        (`waiting` then says so, and the next request goes on)."""
+        deadline = time.monotonic() + seconds
+        self.waiting = False
         while not self.over and self.game.current_player != self.human:
+            if time.monotonic() > deadline or gone():
+                self.waiting = True
+                return
             seat = self.game.current_player
             obs = self.env.observe(f"player_{seat}")
             action = int(self.agents[seat].act(obs["observation"], obs["action_mask"]))
@@ -238,6 +202,8 @@ class PlayTable:
             result = f"{outcome(game)}; your reward {mine:+.2f}" + (
                 " (cut by the game's cap)" if game.truncated else ""
             )
+        if self.over:
+            result += f". Deal seed {self.seed}: give it to play the same deal again."
         return {
             "id": self.id,
             "game": self.game_name,
@@ -249,7 +215,9 @@ class PlayTable:
             "view": view,
             "decision": "" if self.over or game.current_player != self.human else self.env.decision(),
             "legal": self.legal(),
-            "told": self.narrator.history[self.human],
+            "told": own_moves_once(self.narrator.history[self.human], self.human),
+            "seed": self.seed,
+            "waiting": self.waiting,
         }
 
 
@@ -269,15 +237,17 @@ class Tables:
     def new(
         self, game: str, players: str, seat: str, opponents: str, seed: str, options: str = ""
     ) -> PlayTable:
-        """A new game from the form's fields (each checked, with a message naming what is allowed)."""
+        """A new game from the form's fields (each checked, with a message naming what is allowed);
+        no seed (an empty field) deals a fresh random one, no player count the game's smallest. The
+        agents have not moved yet (`advance`)."""
         from fowlplay.evaluation.agents import AgentSpecError, build_agent, resolve_spec
 
         if game not in envs.ENV_NAMES:
             raise WebError(400, f"unknown game {str(game)[:40]!r}; allowed: {', '.join(envs.ENV_NAMES)}")
         counts = envs.player_counts(game)
-        n = _count(players, "players", counts)
-        human = _count(seat, "your seat", range(n))
-        seed_value = _count(seed or "0", "seed", range(2**31))
+        n = _count(players or str(counts.start), "players", counts)
+        human = _count(seat or "0", "your seat", range(n))
+        seed_value = _count(seed, "seed", range(MAX_SEED + 1)) if seed else secrets.randbelow(MAX_SEED + 1)
         texts = (opponents or "").split()
         if len(texts) == 1:
             texts = texts * (n - 1)
@@ -289,8 +259,8 @@ class Tables:
             )
         specs = [checked_spec(t, self.runs) for t in texts]
         try:
-            env = envs.make(game, num_players=n, **rule_options(options))
-        except (TypeError, ValueError) as err:
+            env = envs.make(game, num_players=n, **rule_options(options, game))
+        except (TypeError, ValueError, OverflowError) as err:
             raise WebError(400, f"{game}: {err}") from None
         env.reset(seed=seed_value)
         agents, labels, others = {}, [], iter(zip(specs, texts))
@@ -305,9 +275,15 @@ class Tables:
                 raise WebError(400, str(err)) from None
             labels.append(text)
         table = PlayTable(
-            secrets.token_urlsafe(12), game, env, human, labels, agents, Narrator(env.unwrapped.game)
+            secrets.token_urlsafe(12),
+            game,
+            env,
+            human,
+            labels,
+            agents,
+            Narrator(env.unwrapped.game),
+            seed_value,
         )
-        table.advance()
         with self._lock:
             self._tables[table.id] = table
             while len(self._tables) > self.limit:
@@ -337,41 +313,6 @@ def _count(text, what: str, allowed: range) -> int:
 
 
 # ----- replays of recorded games --------------------------------------------------------------------
-def read_rows(path: Path, start: int = 0, count: int = GAMES_PER_PAGE, key: tuple | None = None):
-    """Rows of a games.jsonl: `count` from row `start`, or the one row of game `key`; and whether more follow."""
-    from fowlplay.envs.runtime.untrusted import UntrustedFileError, open_regular, parse_json
-    from fowlplay.evaluation.matches import _row_problem
-
-    rows, index, more = [], 0, False
-    try:
-        with open_regular(path, MAX_GAMES_BYTES) as f:
-            for number, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = parse_json(line, f"line {number}", max_depth=None)
-                except UntrustedFileError as err:
-                    raise WebError(422, f"{path.name} line {number} is not JSON ({err})") from None
-                problem = _row_problem(row)
-                if problem:
-                    raise WebError(422, f"{path.name} line {number} is not a game record ({problem})")
-                if key is not None:
-                    if (row["table"], row["match"], row["arrangement"]) == key:
-                        return [row], False
-                    continue
-                if index >= start + count:
-                    more = True
-                    break
-                if index >= start:
-                    rows.append(row)
-                index += 1
-    except FileNotFoundError:
-        raise WebError(404, f"this run has no {path.name}: nothing to replay") from None
-    except (OSError, UntrustedFileError) as err:
-        raise WebError(422, f"{path.name} cannot be read: {err}") from None
-    return rows, more
-
-
 @dataclass
 class Frame:
     """The game after some decisions, and what each viewer was told of the last one."""
@@ -426,86 +367,62 @@ def parse_key(text: str) -> tuple[int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def run_config(folder: Path, runs: RunsFolder):
-    """The `EvalConfig` an evaluation's games were played with, rebuilt from its run.json."""
-    from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_json
-    from fowlplay.evaluation.agents import AgentSpec
-    from fowlplay.evaluation.matches import RUN_FILE, EvalConfig
-
-    try:
-        identity = read_json(folder / RUN_FILE)["identity"]
-        agents = []
-        for agent in identity["agents"]:
-            if agent["kind"] == "checkpoint":
-                path = str(
-                    runs.inside(Path(agent["model"]["file"]), f"checkpoint {agent['model']['file']!r}")
-                )
-                agents.append(
-                    AgentSpec(agent["label"], "checkpoint", path, bool(agent["deterministic"]), path)
-                )
-            else:
-                spec = checked_spec(agent["spec"], runs)
-                agents.append(dataclasses.replace(spec, label=agent["label"]))
-        config = EvalConfig(
-            game=identity["game"],
-            agents=tuple(agents),
-            matches=1,
-            players=int(identity["players"]),
-            seed=int(identity["seed"]),
-            options=dict(identity["options"]),
-            seating=identity["seating"],
-        )
-    except FileNotFoundError:
-        raise WebError(404, f"this run has no {RUN_FILE}: it was not written by fowlplay-eval") from None
-    except (OSError, UntrustedFileError, KeyError, TypeError, ValueError) as err:
-        raise WebError(
-            422, f"{RUN_FILE} of this run cannot be read as an evaluation's record ({err})"
-        ) from None
-    return config
-
-
 class _Recorder:
-    """An agent that plays as the wrapped one and notes each action (in `actions`)."""
+    """An agent that plays as the wrapped one and notes each action (in `actions`); it stops the
+    game (`stopped`) once `deadline` passed or `gone()` says the client left."""
 
-    def __init__(self, agent, actions: list) -> None:
+    def __init__(self, agent, actions: list, deadline: float, gone, stopped: list) -> None:
         self.agent, self.actions = agent, actions
+        self.deadline, self.gone, self.stopped = deadline, gone, stopped
 
     def reset(self, seed=None) -> None:
         self.agent.reset(seed)
 
     def act(self, observation, mask) -> int:
+        if time.monotonic() > self.deadline or self.gone():
+            self.stopped.append(True)
+            raise TimeoutError("the replay ran out of time")
         action = self.agent.act(observation, mask)
         self.actions.append(int(action))
         return action
 
 
-def replay(folder: Path, key: tuple[int, int, int], runs: RunsFolder) -> Replay:
-    """Re-play game `key` of the evaluation in `folder` exactly as it was played, frame by frame."""
+def replay(folder: Path, key: tuple[int, int, int], runs: RunsFolder, gone=lambda: False) -> Replay:
+    """Re-play game `key` of the evaluation in `folder` exactly as it was played, frame by frame
+    (within `MAX_REPLAY_SECONDS`, and only while `gone()` is false)."""
     from fowlplay.evaluation.agents import AgentSpecError
     from fowlplay.evaluation.matches import GAMES_FILE, GameTask, TablePlayer
 
-    rows, _ = read_rows(folder / GAMES_FILE, key=key)
+    rows, _ = read_rows(runs, folder / GAMES_FILE, key=key)
     if not rows:
         raise WebError(404, f"game {'-'.join(map(str, key))} is not in this run's {GAMES_FILE}")
     row = rows[0]
-    config = run_config(folder, runs)
+    record = run_record(folder, runs)
+    if record.fingerprint != row["run"]:
+        raise WebError(409, f"this game was not played by the evaluation that {folder.name}/run.json records")
+    actions: list[int] = []
+    stopped: list[bool] = []
+    deadline = time.monotonic() + MAX_REPLAY_SECONDS
     try:
-        config = config.resolve_agents()
-        if config.fingerprint() != row["run"]:
+        config = record.config.resolve_agents()
+        if not same_play(config.identity(), record.identity):
             raise WebError(
                 409,
                 "this game was played by another evaluation than the run's record describes (another "
                 "fowlplay version, or changed agents): it cannot be re-played exactly",
             )
-        actions: list[int] = []
 
         class Player(TablePlayer):
             def _agent(self, agent_index, seat):
-                return _Recorder(super()._agent(agent_index, seat), actions)
+                return _Recorder(super()._agent(agent_index, seat), actions, deadline, gone, stopped)
 
         played = Player(config).play(GameTask(*key))
-    except AgentSpecError as err:
-        raise WebError(422, f"the run's agents cannot be rebuilt: {err}") from None
+    except (AgentSpecError, ValueError, OverflowError) as err:
+        raise WebError(422, f"the run's agents cannot be rebuilt: {runs._short(err)}") from None
+    except TimeoutError:
+        stopped.append(True)
+    if stopped:
+        raise WebError(503, f"re-playing this game takes longer than {MAX_REPLAY_SECONDS:.0f} s: not shown")
     if (
         played["returns"] != row["returns"]
         or played.get("error")
@@ -534,7 +451,7 @@ class Replays:
         self._cache: OrderedDict[tuple, Replay] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, run: str, game: str) -> Replay:
+    def get(self, run: str, game: str, gone=lambda: False) -> Replay:
         """The replay of game `game` of run `run`."""
         folder = self.runs.run(run)
         key = parse_key(game)
@@ -544,17 +461,9 @@ class Replays:
             if found is not None:
                 self._cache.move_to_end(cache_key)
                 return found
-        made = replay(folder, key, self.runs)
+        made = replay(folder, key, self.runs, gone)
         with self._lock:
             self._cache[cache_key] = made
             while len(self._cache) > self.limit:
                 self._cache.popitem(last=False)
         return made
-
-
-def report_file(folder: Path) -> Path:
-    """The report of a run folder (an evaluation's report.md or a league's leaderboard.md)."""
-    for name in REPORT_FILES:
-        if (folder / name).is_file():
-            return folder / name
-    raise WebError(404, f"this run has no report ({' or '.join(REPORT_FILES)}): has it finished?")

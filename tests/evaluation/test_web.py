@@ -105,10 +105,13 @@ def test_an_illegal_or_malformed_or_stale_move_is_refused_and_changes_nothing(cl
         ({"action": "1", "at": "7"}, 409, "this page shows decision 7, the game is at decision 0"),
         ({"action": "1"}, 400, "the move names no decision number"),
     ]
-    for form, status, message in cases:
+    for form, _status, message in cases:
+        # A refused move answers with a redirect to the page (a reload never sends it again),
+        # which says once what was wrong.
         answer = client.post(f"{url}/move", data=form)
-        assert answer.status_code == status
-        assert message in error_of(answer).replace("&#39;", "'")
+        assert answer.status_code == 303 and answer.headers["Location"] == url
+        assert message in error_of(client.get(url)).replace("&#39;", "'")
+        assert 'id="error"' not in client.get(url).get_data(as_text=True)
         assert table.game.state_dict() == before and table.decisions == 0
     assert client.post(f"{url}/move", data={"action": "1", "at": "0"}).status_code == 303
     assert table.decisions >= 1
@@ -123,9 +126,21 @@ def test_an_illegal_or_malformed_or_stale_move_is_refused_and_changes_nothing(cl
         ({"opponents": "bogus"}, 400, "unknown agent spec 'bogus'"),
         ({"opponents": "random random"}, 400, "give one agent spec for every other seat"),
         ({"opponents": "probe:nope"}, 400, "chicken_v1 has no probe 'nope'"),
-        ({"opponents": "ckpt:/etc"}, 403, "is outside the runs folder"),
+        ({"opponents": "ckpt:/etc"}, 400, "no checkpoint at '/etc' inside the runs folder"),
+        ({"opponents": "ckpt:missing"}, 400, "no checkpoint at 'missing' inside the runs folder"),
+        ({"opponents": "ismcts:1000000000"}, 400, "budget of 1,000,000,000 per decision; at most 2,000"),
+        (
+            {"options": "feet=100000000"},
+            400,
+            "chicken_v1 option feet=100000000: give an integer of at most 40",
+        ),
+        ({"options": "target=1e300"}, 400, "chicken_v1 option target=1e300: give an integer"),
+        ({"options": "target=" + "[" * 5000}, 400, "the rule options are at most 1000 characters"),
+        ({"options": "target=" + "[" * 200}, 400, "rule option target: its value is longer than 100"),
+        ({"options": "target=" + "[" * 90}, 400, "its value nests lists"),
+        ({"players": "1" + "0" * 5000}, 400, "is not allowed; allowed: 2..4"),
         ({"options": "target"}, 400, "rule option 'target' is not KEY=VALUE"),
-        ({"options": "colour=red"}, 400, "chicken_v1: "),
+        ({"options": "colour=red"}, 400, "chicken_v1 has no rule option 'colour'; its options: "),
         ({"seed": "-3"}, 400, "seed '-3' is not allowed"),
     ],
 )
@@ -147,7 +162,7 @@ def test_agents_of_every_kind_sit_at_a_table(client):
     [
         ("/play/nosuchtable", 404, "no such game on this server"),
         ("/replay?run=missing", 404, "no run 'missing' under the runs folder"),
-        ("/replay?run=../..", 403, "is outside the runs folder"),
+        ("/replay?run=../..", 404, "no run '../..' under the runs folder"),
         ("/replay?run=empty", 404, "this run has no games.jsonl"),
         ("/replay/view?run=eval&game=0-0", 400, "is not TABLE-MATCH-ARRANGEMENT"),
         ("/replay/view?run=eval&game=0-9-0", 404, "game 0-9-0 is not in this run's games.jsonl"),
