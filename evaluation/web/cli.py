@@ -31,11 +31,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def serve(app, host: str, port: int):
-    """A threaded WSGI server for `app` on host:port (Werkzeug's), not yet serving."""
-    from werkzeug.serving import make_server
+#: Seconds a connection may stay silent (a slow or half-open client) before it is closed.
+REQUEST_TIMEOUT = 10.0
+#: Connections served at once; one more is closed at once (a flood of half-open ones holds no
+#: more threads than this, each for at most `REQUEST_TIMEOUT` of silence).
+MAX_CONNECTIONS = 32
 
-    return make_server(host, port, app, threaded=True)
+
+def serve(app, host: str, port: int, timeout: float = REQUEST_TIMEOUT, connections: int = MAX_CONNECTIONS):
+    """A threaded WSGI server for `app` on host:port (Werkzeug's), not yet serving: each
+    connection times out after `timeout` seconds of silence, and at most `connections` are served
+    at once."""
+    import threading
+
+    from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
+
+    class Handler(WSGIRequestHandler):
+        pass
+
+    Handler.timeout = timeout  # socketserver sets it on each connection's socket
+    slots = threading.BoundedSemaphore(connections)
+
+    class Server(ThreadedWSGIServer):
+        def process_request(self, request, client_address):
+            if not slots.acquire(blocking=False):
+                self.shutdown_request(request)  # too many at once: this one is closed unserved
+                return
+            try:
+                super().process_request(request, client_address)
+            except BaseException:
+                slots.release()
+                raise
+
+        def process_request_thread(self, request, client_address):
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                slots.release()
+
+    return Server(host, port, app, handler=Handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs.exists() and not args.runs.is_dir():
         parser.error(f"--runs {args.runs} is a file; give the folder of runs")
     try:
-        from fowlplay.evaluation.web.app import create_app
+        from fowlplay.evaluation.web.app import LOCAL_HOSTS, create_app
     except ImportError as err:
         parser.error(str(err))
-    app = create_app(args.runs)
+    hosts = LOCAL_HOSTS + ((args.host,) if args.host not in ("0.0.0.0", "::") else ())
+    app = create_app(args.runs, hosts=hosts + tuple(args.allow_host))
     try:
         server = serve(app, args.host, args.port)
     except OSError as err:
