@@ -60,7 +60,7 @@ from fowlplay.evaluation.league.config import (
     override_budget,
     parse_config,
 )
-from fowlplay.evaluation.league.exploitability import BR_NAME, exploit_one
+from fowlplay.evaluation.league.exploitability import BR_NAME, exploit_one, with_rungs
 from fowlplay.evaluation.league.outputs import markdown, write_outputs
 from fowlplay.evaluation.league.pairs import checkpoint_spec, evaluate_pair
 from fowlplay.evaluation.league.training import (
@@ -350,6 +350,7 @@ def summarise(config, ladder, trainings, rated, ratings, scores, exploit, errors
                 entry["exploit_best"] = ex.get("best", BR_NAME)
                 entry["exploit_by_seed"] = ex["by_seed"]
             entry.update(_strongest_rung(entry, opponents))
+            entry.update(with_rungs(entry, config.players))
         entries.append(entry)
     algorithms = []
     for algorithm in config.algorithms:

@@ -50,9 +50,10 @@ def _exploit_said(summary: dict) -> str:
         return "Exploitability not estimated (no `exploit:` in the config, no `--exploit`)."
     seeds = budget.get("seeds", 1)
     probes = (
-        " and every trivial probe of the game (always pass, first legal, ...) in the same matches; the "
-        "exploit column is the strongest candidate's score against the checkpoint, with its interval and "
-        f"its name (`{BR_NAME}` or `probe:NAME`)"
+        ", every trivial probe of the game (always pass, first legal, ...) and every ladder rung "
+        "(at two players from the league's own pairs) in the same matches; the exploit column is "
+        "the strongest candidate's score against the checkpoint, with its interval and its name "
+        f"(`{BR_NAME}`, `probe:NAME` or `rung:SPEC`): no fixed agent of the ladder scores more"
     )
     if seeds == 1:
         return (
@@ -163,10 +164,10 @@ def _notes(summary: dict) -> list[str]:
     """How to read the tables, then the searches that fell back and the entries that failed."""
     lines = [
         "",
-        "The strongest rung is the ladder agent that scores best against a trained checkpoint, with "
-        "that score: a best response scores at least as much, so where the exploit figure is lower, "
-        "its best response was too weak to bound the checkpoint (with more than two players both are "
-        "read on their own scales: a rung's score is pairwise).",
+        "The strongest rung is the ladder agent that scores best against a trained checkpoint in the "
+        "league's pairs, with that score; at two players it is one of the exploit figure's candidates "
+        "(named `rung:SPEC` where it wins), with more players the exploit figure scored every rung "
+        "one against the rest itself, and this column is read on its own scale (a pairwise score).",
         "",
         "Scores are the row agent's mean outcome against the column agent (1 win, ½ draw) over "
         "duplicate matches, with 95% intervals over deals. Evaluation is reproducible: the same "

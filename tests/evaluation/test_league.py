@@ -369,6 +369,7 @@ def stand_in_exploit(monkeypatch, score_of) -> list[tuple[str, int]]:
         if "fowlplay.evaluation.exploit" not in command:
             return train(command, log, timeout)
         args = dict(itertools.pairwise(command))
+        assert args["--rungs"] == "none"  # two players: the league's pairs scored every rung already
         seed = int(args.get("--seed", 0))
         exploited.append((args["--agent"].rsplit("/", 1)[1], seed))
         out = Path(args["--out"])
@@ -395,19 +396,25 @@ def test_exploit_from_the_command_line_rates_every_checkpoint_and_refuses_anothe
     summary = league.run_league(config, tmp_path, log=lambda *_: None, exploit=(500, 3))
     assert sorted(exploited) == [("seed0", 0), ("seed1", 0)]
     rated = {e["agent"]: e for e in summary["entries"]}
-    assert rated["ppo-s0"]["exploit"] == 0.25 and rated["ppo-s1"]["exploit"] == 0.75
     assert "exploit" not in rated["baseline"]
-    ppo = summary["algorithms"][0]
-    assert ppo["exploit_mean"] == 0.5
     text = (tmp_path / "leaderboard.md").read_text()
     assert "500 learner decisions, 3 duplicate matches" in text and "every trivial probe" in text
-    assert "0.250 [0.150, 0.350] best_response |" in text and "0.750 [0.650, 0.850] probe:pass |" in text
-    assert rated["ppo-s1"]["exploit_best"] == "probe:pass"
-    # Beside the estimate: the rung that scores best against each checkpoint, and that score.
-    for label in ("ppo-s0", "ppo-s1"):
-        rung = rated[label]["rung_name"]
-        assert rated[label]["rung"] == pytest.approx(1.0 - rated[label][f"vs_{rung}"])
-        assert rated[label]["rung"] == max(1.0 - rated[label][f"vs_{o}"] for o in summary["ladder"])
+    assert "every ladder rung" in text
+    # The published figure: the maximum of fowlplay-exploit's estimate and, at two players, the
+    # rung that scores best against the checkpoint in the league's own pairs, named.
+    for label, estimate, by in (("ppo-s0", 0.25, "best_response"), ("ppo-s1", 0.75, "probe:pass")):
+        e = rated[label]
+        rung = e["rung_name"]
+        assert e["rung"] == pytest.approx(1.0 - e[f"vs_{rung}"])
+        assert e["rung"] == max(1.0 - e[f"vs_{o}"] for o in summary["ladder"])
+        assert e["exploit"] == max(estimate, e["rung"]) and e["exploit_by_seed"] == [estimate]
+        if e["rung"] > estimate:
+            assert e["exploit_best"] == f"rung:{rung}" and e["exploit_lo"] == e["rung_lo"]
+            assert f"{e['exploit']:.3f} [{e['rung_lo']:.3f}, {e['rung_hi']:.3f}] rung:{rung} |" in text
+        else:
+            assert e["exploit_best"] == by and f"{estimate:.3f} [{estimate - 0.1:.3f}, " in text
+    ppo = summary["algorithms"][0]
+    assert ppo["exploit_mean"] == pytest.approx((rated["ppo-s0"]["exploit"] + rated["ppo-s1"]["exploit"]) / 2)
     assert "| decisions | exploit | strongest rung |" in text and f" {rated['ppo-s0']['rung_name']} |" in text
     assert ppo["rung_mean"] == pytest.approx((rated["ppo-s0"]["rung"] + rated["ppo-s1"]["rung"]) / 2)
     # A rerun at the same budget trains and estimates nothing again; another budget is refused.
@@ -453,15 +460,16 @@ def test_several_best_responses_per_checkpoint_keep_the_strongest(fake_trainer, 
     assert sorted(exploited) == [("seed0", 0), ("seed0", 1), ("seed1", 0), ("seed1", 1)]
     assert (tmp_path / "exploit" / "ppo-s0-seed1" / "exploit.json").exists()
     rated = {e["agent"]: e for e in summary["entries"]}
-    assert (rated["ppo-s0"]["exploit"], rated["ppo-s0"]["exploit_lo"]) == (0.40, pytest.approx(0.30))
-    assert rated["ppo-s0"]["exploit_by_seed"] == [0.25, 0.40]
-    assert rated["ppo-s1"]["exploit"] == 0.75 and rated["ppo-s1"]["exploit_by_seed"] == [0.75, 0.50]
-    assert summary["algorithms"][0]["exploit_mean"] == pytest.approx(0.575)
+    s0, s1 = rated["ppo-s0"], rated["ppo-s1"]  # each published figure: the best seed's, or a rung's above it
+    assert s0["exploit_by_seed"] == [0.25, 0.40] and s0["exploit"] == max(0.40, s0["rung"])
+    assert s1["exploit_by_seed"] == [0.75, 0.50] and s1["exploit"] == max(0.75, s1["rung"])
+    if s0["exploit"] == 0.40:
+        assert s0["exploit_lo"] == pytest.approx(0.30) and s0["exploit_best"] == "best_response"
+    assert summary["algorithms"][0]["exploit_mean"] == pytest.approx((s0["exploit"] + s1["exploit"]) / 2)
     assert summary["exploit"] == {"total_timesteps": 500, "matches": 3, "seeds": 2}
     text = (tmp_path / "leaderboard.md").read_text()
     assert "2 fresh MaskablePPO best responses per checkpoint" in text and "seeds 0-1" in text
-    assert "0.400 [0.300, 0.500] best_response (0.250, 0.400)" in text
-    assert "0.750 [0.650, 0.850] probe:pass (0.750, 0.500)" in text
+    assert " (0.250, 0.400) |" in text and " (0.750, 0.500) |" in text
     # leaderboard.csv: the rungs have no training or exploit columns and no agent scores itself, yet
     # every value sits under its own column (an earlier version took the first row's keys as header).
     with open(tmp_path / "leaderboard.csv", newline="") as handle:
