@@ -20,7 +20,7 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.runtime.files import atomic_write
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata
+from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata, weights_sha256
 from fowlplay.training.config import ConfigError, TrainConfig
 from fowlplay.training.loop import (
     Cadence,
@@ -172,6 +172,73 @@ def learner_games(config: TrainConfig):
         make = baseline_twin if config.jax.baseline == "twin" else baseline_callback
         baseline = make(config, aec)
     return aec, J.LearnerGames(twin, s, baseline)
+
+
+class TwinEvaluations(Evaluations):
+    """The periodic evaluation against random and the baseline played on the batched twins: the
+    same score as `training.ladder.ladder_scores` (the learner in one seat, the opponent in the
+    others, every seat in turn over each deal; a game cut off by its cap lost), on deals of the twin
+    fixed by `ladder.EVAL_SEED`, all games of one evaluation in one jitted call (compiled once:
+    `compile`). What `Evaluations` does with the scores (evaluation.csv, the best checkpoint) is
+    unchanged."""
+
+    def __init__(self, run_dir: Path, aec, config: TrainConfig, signals: StopSignals, save_best) -> None:
+        super().__init__(run_dir, aec, config, signals, save_best)
+        import jax
+        from fowlplay.training.jitted import duplicate, policies
+        from fowlplay.training.jitted.ppo import policy_logits
+        from fowlplay.training.ladder import EVAL_SEED, LADDER
+
+        twin = envs.make_jax(config.game, **config.env_options)  # the game's own rewards
+        depth, activation = len(config.ppo.net_arch), config.ppo.activation
+
+        def learner(observation, mask, key, weights):
+            policy = lambda o, m: policy_logits(weights, o, m, depth, activation)  # noqa: E731
+            return policies.sampling(policy)(observation, mask, key)
+
+        actors = {
+            "random": policies.uniform,
+            "baseline": policies.baseline(config.game, **config.env_options),
+        }
+        n = twin.num_players
+        self.table = duplicate.one_vs_rest(n)
+        matches = -(-self.games // n)  # every seat of each deal: at least eval_games games
+        self.names = LADDER
+        self._play = duplicate.make_play(
+            twin,
+            [learner, *(actors[name] for name in LADDER)],
+            [np.where(self.table == 0, 0, 1 + i) for i in range(len(LADDER))],
+            matches,
+        )
+        self._key = jax.random.PRNGKey(EVAL_SEED)
+        self._duplicate = duplicate
+
+    def compile(self, weights: dict[str, np.ndarray]) -> None:
+        """Compile the evaluation's games ahead (so a run's `seconds` counts no compiling)."""
+        self._play = self._play.lower(self._key, self._args(weights)).compile()
+
+    def _args(self, weights: dict[str, np.ndarray]) -> tuple:
+        import jax.numpy as jnp
+
+        return (({name: jnp.asarray(value) for name, value in weights.items()},),) + ((),) * len(self.names)
+
+    def scores(self, weights: dict[str, np.ndarray]) -> dict[str, float]:
+        """The learner's score against each cheap rung, from one batched call."""
+        results = self._duplicate.fetch(self._play(self._key, self._args(weights)))
+        return {name: self._duplicate.ladder_scores(r, self.table) for name, r in zip(self.names, results)}
+
+    def evaluate(self, timesteps: int, weights: dict[str, np.ndarray], learning: bool = True) -> dict:
+        """Score `weights` on the twins, keep them if they are the best so far; the scores (as
+        `Evaluations.evaluate`, but for where the games are played)."""
+        evaluated = (int(timesteps), weights_sha256(weights))
+        if self.last is not None and self.last[:2] == evaluated:
+            return self.last[2]  # evaluation.csv's newest row scored these weights at this count
+        scores = self.scores(weights)
+        with self.signals.hold(stop_after=learning):
+            if self.best.record(timesteps, scores, self.games):
+                self.save_best(timesteps, weights, learning)
+        self.last = (*evaluated, scores)
+        return scores
 
 
 class _Learner:
@@ -364,13 +431,20 @@ def run(
             with signals.hold(stop_after=False):
                 return learner.save(run_dir / "checkpoints" / f"step_{steps}", "periodic", steps)
 
-        evaluations = Evaluations(
+        evaluations = TwinEvaluations(
             run_dir,
             aec,
             config,
             signals,
             lambda steps, weights, _: learner.save_best(steps, weights, evaluations),
         )
+        if config.eval_every:  # compiled before the clock starts, as the update is
+            compiling = time.monotonic()
+            evaluations.compile(learner.weights())
+            seconds = time.monotonic() - compiling
+            learner.compile_seconds += seconds
+            if verbose:
+                print(f"fowlplay-train (jax): evaluation games on the twins compiled in {seconds:.0f} s")
         cadence = Cadence(timesteps)
         cadence.every(config.opponents.snapshot_every, lambda steps: learner.snapshot(steps, signals))
         cadence.every(config.eval_every, lambda steps: evaluations.evaluate(steps, learner.weights()))
