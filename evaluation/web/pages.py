@@ -28,12 +28,13 @@ pre { background: #fff; padding: 8px; border-radius: 6px; font-size: 13px;
 .moves button { margin: 3px; padding: 6px 10px; font-size: 14px; cursor: pointer; }
 .games { display: flex; flex-wrap: wrap; gap: 12px; }
 .games form { background: #fff; border-radius: 8px; padding: 8px 14px; box-shadow: 0 1px 3px #0002; }
-/* A phone: one column, the picture at full width (a tap opens it at full size). */
+/* A phone: one column, and the picture at its own size in a box that scrolls sideways (shrunk to
+   the phone's width its card labels would be a few pixels high). */
 @media (max-width: 760px) {
   main { padding: 8px; }
   .cols { flex-direction: column; }
-  .picture-box { max-width: 100%; }
-  .table-picture { max-height: none; width: 100%; }
+  .picture-box { max-width: 100%; overflow-x: auto; }
+  .table-picture { max-height: none; max-width: none; }
   .side { min-width: 0; width: 100%; }
 }
 .error { background: #fde2e2; border: 1px solid #f87171; padding: 10px; border-radius: 6px; }

@@ -23,7 +23,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 from fowlplay.envs.core.picture import draw  # noqa: E402
 from fowlplay.evaluation.web.app import create_app  # noqa: E402
 from fowlplay.evaluation.web.cli import serve  # noqa: E402
-from fowlplay.evaluation.web.tables import PlayTable, png  # noqa: E402
+from fowlplay.evaluation.web.tables import PlayTable, own_moves_once, png  # noqa: E402
 
 #: Chromium as root needs --no-sandbox; the rest keep it off the (closed) network and quick to start.
 CHROMIUM_ARGS = [
@@ -34,6 +34,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # A name that leads to this machine, as a DNS-rebinding attack's would.
+    "--host-resolver-rules=MAP rebind.test 127.0.0.1",
 ]
 #: A short game: first to 10 (the human passes at every decision: about 10 to 20 clicks).
 OPTIONS = "target=10"
@@ -147,11 +149,11 @@ def play_chicken(page, server, check: bool = True, stop_at_problem: bool = False
     responses = []
     page.on("response", lambda response: responses.append(response))
     page.goto(server["url"] + "/")
-    page.select_option("select[name=game]", "chicken_v1")
-    page.fill("input[name=players]", "2")
-    page.fill("input[name=opponents]", "baseline")
-    page.fill("input[name=options]", OPTIONS)
-    page.click("#start")
+    form = "#new-chicken_v1 "
+    page.select_option(form + "select[name=players]", "2")
+    page.fill(form + "input[name=opponents]", "baseline")
+    page.fill(form + "input[name=options]", OPTIONS)
+    page.click(form + "button")
     page.wait_for_load_state("load")
     problems, moved, clicks = [], 0, 0
     while page.locator("#result").count() == 0:
@@ -175,11 +177,12 @@ def test_a_whole_game_of_chicken_by_clicking_shows_the_seat_only_its_own_view(pa
     # The end: the whole table, the outcome, and what the seat was told along the way.
     result = page.inner_text("#result")
     assert "wins" in result or "draw" in result
-    assert "the whole table" in page.content()
     table = the_table(server, page)
+    assert f"Deal seed {table.seed}: give it to play the same deal again" in result
+    assert "the whole table" in page.content()
     assert table.game.over
     told = page.locator("#told li").all_inner_texts()
-    assert told == table.narrator.history[table.human] and any(
+    assert told == own_moves_once(table.narrator.history[table.human], table.human) and any(
         "bids" in line or "passes" in line for line in told
     )
     assert loaded_widths(page, "#picture")[0] > 0
@@ -232,3 +235,140 @@ def test_a_report_opens_with_its_plots(page, server):
     widths = loaded_widths(page, "#report img")
     assert len(widths) >= 2 and all(width > 0 for width in widths)
     assert Path(server["runs"], "eval", "report.md").is_file()
+
+
+# ----- cross-site safety, from a second origin on another loopback port ------------------------------
+@pytest.fixture(scope="module")
+def elsewhere(server):
+    """Another site on another loopback port: an attack page that posts to the table, and an image
+    that a report may name; every path asked of it is recorded."""
+    import http.server
+
+    table = server["url"]
+    form = "".join(
+        f'<input name="{k}" value="{v}">'
+        for k, v in {"game": "chicken_v1", "players": "2", "opponents": "ismcts:2000", "seed": "1"}.items()
+    )
+    pages = {
+        "/form.html": f'<form id="f" method="post" action="{table}/play">{form}</form>'
+        "<script>document.getElementById('f').submit()</script>",
+        "/fetch.html": f"<script>fetch('{table}/play', {{method: 'POST', mode: 'no-cors', body: "
+        "new URLSearchParams({game: 'chicken_v1', players: '2', opponents: 'random'})})"
+        ".finally(() => document.title = 'sent')</script>",
+    }
+    asked = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            body = pages.get(self.path, "").encode() or png(draw_any())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html" if self.path in pages else "image/png")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    yield {"url": f"http://127.0.0.1:{other.server_port}", "asked": asked}
+    other.shutdown()
+    other.server_close()
+
+
+def draw_any():
+    from fowlplay import envs
+
+    env = envs.make("chicken_v1")
+    env.reset(seed=0)
+    return draw(env.unwrapped.game, None)
+
+
+def tables_held(server) -> int:
+    return len(server["app"].extensions["fowlplay"]["tables"]._tables)
+
+
+def test_a_page_of_another_site_cannot_start_a_game(page, server, elsewhere):
+    before = tables_held(server)
+    page.goto(elsewhere["url"] + "/form.html")
+    page.wait_for_url(server["url"] + "/play")
+    assert "a page of another site cannot act at this table" in page.inner_text("#error")
+    page.goto(elsewhere["url"] + "/fetch.html")
+    page.wait_for_function("document.title === 'sent'")
+    assert tables_held(server) == before
+
+
+def test_a_rebinding_host_name_is_refused(page, server):
+    port = server["url"].rsplit(":", 1)[1]
+    answer = page.goto(f"http://rebind.test:{port}/")
+    assert answer.status == 403 and "this server answers only to" in page.inner_text("#error")
+
+
+def test_a_reports_remote_image_is_never_fetched(page, server, elsewhere):
+    folder = Path(server["runs"], "remote")
+    folder.mkdir(exist_ok=True)
+    (folder / "report.md").write_text(f"# remote\n\n![tracker]({elsewhere['url']}/tracker.png)\n")
+    page.goto(server["url"] + "/results?run=remote")
+    page.wait_for_load_state("load")
+    assert page.locator("#report img").count() == 1
+    assert "/tracker.png" not in elsewhere["asked"]
+
+
+# ----- the table for people ----------------------------------------------------------------------------
+def start_game(page, server, game: str, **fields) -> None:
+    page.goto(server["url"] + "/")
+    for name, value in fields.items():
+        page.fill(f"#new-{game} input[name={name}]", value)
+    page.click(f"#new-{game} button")
+    page.wait_for_load_state("load")
+
+
+def test_every_games_moves_and_view_are_in_sight_at_1366x768_and_the_picture_fits_a_phone(browser, server):
+    from fowlplay import envs
+
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    for game in envs.ENV_NAMES:
+        start_game(page, server, game, seed="3")
+        assert page.locator("#error").count() == 0, page.inner_text("#error")
+        loaded_widths(page, "#picture")
+        moves = page.locator("#moves").bounding_box()
+        first = page.locator("#moves button").first.bounding_box()
+        assert moves["y"] + moves["height"] <= 768 and first["y"] + first["height"] <= 768, game
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), game
+        assert page.eval_on_selector("#view", "e => e.scrollWidth <= e.clientWidth"), game
+        table = the_table(server, page)
+        assert len(table.specs) == envs.player_counts(game).start  # Murray's smallest table is 3
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    loaded_widths(page, "#picture")
+    # At its own size (readable), in a box that scrolls sideways: the page itself does not.
+    natural = page.eval_on_selector("#picture", "img => img.naturalWidth")
+    assert page.locator("#picture").bounding_box()["width"] == natural
+    assert page.evaluate("document.documentElement.scrollWidth <= 390")
+    context.close()
+
+
+def test_a_stale_move_is_refused_once_and_a_reload_sends_nothing(page, server):
+    start_game(page, server, "chicken_v1", seed="5", options=OPTIONS)
+    old = page.url
+    page.locator("#moves button").first.click()
+    page.wait_for_load_state("load")
+    page.goto(old)
+    page.go_back()  # the page of the decision before: its form names an old decision
+    page.go_forward()
+    table = the_table(server, page)
+    decisions = table.decisions
+    # A move from a page that is out of date: the answer is the page again, saying so.
+    page.evaluate("document.querySelector('#moves input[name=at]').value = '0'")
+    page.locator("#moves button").first.click()
+    page.wait_for_load_state("load")
+    assert "this page shows decision 0" in page.inner_text("#error")
+    posts = []
+    page.on("request", lambda request: posts.append(request.method))
+    page.reload()
+    page.wait_for_load_state("load")
+    assert "POST" not in posts and page.locator("#error").count() == 0
+    assert table.decisions == decisions
