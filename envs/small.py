@@ -34,12 +34,12 @@ SMALL: dict[str, dict[str, Any]] = {
         coin_spaces=(1,),
         max_turns=2,
     ),
-    # Birbles 1-4, two Blocking wiles and the Murder (7 cards); 3x3 grids, routes of 2.
+    # Birbles 1 and 2, four Blocking wiles and the Murder (7 cards, 210 orders); 3x3 grids, routes of 2.
     "murder_most_fowl_v0": dict(
         num_players=2,
         num_types=1,
-        max_value=4,
-        blocking_wiles=2,
+        max_value=2,
+        blocking_wiles=4,
         discard_wiles=0,
         swap_wiles=0,
         murder_wiles=1,
