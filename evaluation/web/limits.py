@@ -15,8 +15,10 @@ import re
 
 from fowlplay import envs
 
-#: Simulations (or any search budget) an agent may spend on one decision at a web table.
-MAX_SEARCH_BUDGET = 2_000
+#: Simulations (or any search budget) an agent may spend on one decision at a web table: one
+#: decision of ismcts:200 took 1.3 to 8.8 s at each game's largest table on a busy 2-core machine
+#: (docs/web.md), and a request stops its agents only between two decisions.
+MAX_SEARCH_BUDGET = 200
 #: Seconds the agents of a table may think in one request; the rest waits for the next request.
 MAX_AGENT_SECONDS = 20.0
 #: An integer rule option may be at most this many times its default (and at least up to

@@ -22,8 +22,8 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.core.picture import draw, outcome
 from fowlplay.evaluation.narration import Narrator, narrated_step
+from fowlplay.evaluation.web import limits
 from fowlplay.evaluation.web.limits import (
-    MAX_AGENT_SECONDS,
     MAX_OPTIONS_FIELD,
     MAX_SEED,
     LimitError,
@@ -163,11 +163,11 @@ class PlayTable:
         narrated_step(self.env, self.narrator, action)
         self.decisions += 1
 
-    def advance(self, gone=lambda: False, seconds: float = MAX_AGENT_SECONDS) -> None:
+    def advance(self, gone=lambda: False, seconds: float | None = None) -> None:
         """Let the agents move until it is the human's decision or the game is over; they stop
-        between two decisions once `seconds` have passed or `gone()` says the client left
-        (`waiting` then says so, and the next request goes on)."""
-        deadline = time.monotonic() + seconds
+        between two decisions once `seconds` (`MAX_AGENT_SECONDS`) have passed or `gone()` says
+        the client left (`waiting` then says so, and the next request goes on)."""
+        deadline = time.monotonic() + (limits.MAX_AGENT_SECONDS if seconds is None else seconds)
         self.waiting = False
         while not self.over and self.game.current_player != self.human:
             if time.monotonic() > deadline or gone():

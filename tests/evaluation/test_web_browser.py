@@ -247,7 +247,7 @@ def elsewhere(server):
     table = server["url"]
     form = "".join(
         f'<input name="{k}" value="{v}">'
-        for k, v in {"game": "chicken_v1", "players": "2", "opponents": "ismcts:2000", "seed": "1"}.items()
+        for k, v in {"game": "chicken_v1", "players": "2", "opponents": "ismcts:200", "seed": "1"}.items()
     )
     pages = {
         "/form.html": f'<form id="f" method="post" action="{table}/play">{form}</form>'

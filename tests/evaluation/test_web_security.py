@@ -205,7 +205,7 @@ def test_a_copied_runs_folder_replays_its_checkpoint_games(world):
         (lambda i: i["options"].update(target=1e300), "option target=1e+300: give an integer of at most 200"),
         (lambda i: i["options"].update(colour="red"), "chicken_v1 has no rule option 'colour'"),
         (lambda i: i.update(game="go_v9"), "unknown game 'go_v9'"),
-        (lambda i: i["agents"][1].update(spec="ismcts:1000000000"), "at most 2,000 is allowed here"),
+        (lambda i: i["agents"][1].update(spec="ismcts:1000000000"), "at most 200 is allowed here"),
         (lambda i: i.update(seating="everyone"), "the seating must be one of"),
         (lambda i: i.update(agents="x" * 10), "it must list 1..64 agents"),
     ],
@@ -279,6 +279,49 @@ def test_slow_and_half_open_clients_hold_no_thread_and_no_game(world):
         assert threading.active_count() <= threads + 1
         for sock in half_open:
             sock.close()
+    finally:
+        web.shutdown()
+        web.server_close()
+
+
+def test_agents_stop_at_the_time_limit_and_go_on_when_asked(client, monkeypatch):
+    from fowlplay.evaluation.web import limits
+
+    monkeypatch.setattr(limits, "MAX_AGENT_SECONDS", 0.0)
+    form = {"game": "murray_frog_v0", "seat": "2", "seed": "4", "opponents": "random"}
+    url = client.post("/play", data=form).headers["Location"]
+    table = client.store["tables"].get(url.rsplit("/", 1)[-1])
+    assert table.waiting and table.game.current_player != 2 and table.decisions == 0
+    page = client.get(url).get_data(as_text=True)
+    assert 'id="continue"' in page and 'id="moves"' not in page
+    client.post(f"{url}/move", data={"action": "0", "at": "0"})
+    assert "the other seats are still thinking" in message(client.get(url))
+    monkeypatch.setattr(limits, "MAX_AGENT_SECONDS", 20.0)
+    assert client.post(f"{url}/continue").status_code == 303
+    assert not table.waiting and table.game.current_player == 2
+    assert 'id="moves"' in client.get(url).get_data(as_text=True)
+
+
+def test_agents_stop_when_the_client_goes_away(world):
+    app = create_app(world["runs"])
+    web = serve(app, "127.0.0.1", 0)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    body = b"game=murray_frog_v0&players=6&seat=5&seed=2&opponents=ismcts:30"
+    try:
+        with socket.create_connection(("127.0.0.1", web.server_port)) as sock:
+            sock.sendall(
+                b"POST /play HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (web.server_port, len(body), body)
+            )
+            time.sleep(0.5)
+        store = app.extensions["fowlplay"]["tables"]
+        deadline = time.monotonic() + 30
+        while not store._tables and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (table,) = store._tables.values()
+        assert table.lock.acquire(timeout=30)  # the request let go of the game
+        table.lock.release()
+        assert table.waiting and table.game.current_player != 5, "the agents played on for a client that left"
     finally:
         web.shutdown()
         web.server_close()
