@@ -28,6 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("runs"),
         help="folder of runs to replay and show, and of the checkpoints a game may name [runs]",
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the browser may use to reach the table besides localhost, 127.0.0.1, ::1 "
+        "and --host (repeatable; a request naming any other Host is refused)",
+    )
     return parser
 
 
