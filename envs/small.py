@@ -24,7 +24,7 @@ SMALL: dict[str, dict[str, Any]] = {
         max_rounds=1,
     ),
     # Cards 1 2 3 (6 orders, reshuffled from the discards); murders of 2; a 2-space track with a
-    # coin on 1; two turns.
+    # coin on 1; two turns and at most 8 decisions, then the standings.
     "murder_she_crows_v1": dict(
         num_players=2,
         max_value=3,
@@ -33,6 +33,7 @@ SMALL: dict[str, dict[str, Any]] = {
         track_length=2,
         coin_spaces=(1,),
         max_turns=2,
+        max_decisions=8,
     ),
     # Birbles 1 and 2, four Blocking wiles and the Murder (7 cards, 210 orders); 3x3 grids, routes of 2.
     "murder_most_fowl_v0": dict(
