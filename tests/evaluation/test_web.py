@@ -129,6 +129,7 @@ def test_an_illegal_or_malformed_or_stale_move_is_refused_and_changes_nothing(cl
         ({"opponents": "ckpt:/etc"}, 400, "no checkpoint at '/etc' inside the runs folder"),
         ({"opponents": "ckpt:missing"}, 400, "no checkpoint at 'missing' inside the runs folder"),
         ({"opponents": "ismcts:1000000000"}, 400, "budget of 1,000,000,000 per decision; at most 200 is"),
+        ({"opponents": "oracle:1000000"}, 400, "budget of 1,000,000 per decision; at most 200 is"),
         (
             {"options": "feet=100000000"},
             400,
