@@ -416,7 +416,12 @@ def replay(folder: Path, key: tuple[int, int, int], runs: RunsFolder, gone=lambd
             def _agent(self, agent_index, seat):
                 return _Recorder(super()._agent(agent_index, seat), actions, deadline, gone, stopped)
 
-        played = Player(config).play(GameTask(*key))
+        player = Player(config)
+        if key[0] >= len(player.layout) or key[2] >= len(player.layout[key[0]]):
+            raise WebError(
+                404, f"game {'-'.join(map(str, key))} is not a table and seating of this evaluation"
+            )
+        played = player.play(GameTask(*key))
     except (AgentSpecError, ValueError, OverflowError) as err:
         raise WebError(422, f"the run's agents cannot be rebuilt: {runs._short(err)}") from None
     except TimeoutError:
@@ -426,11 +431,13 @@ def replay(folder: Path, key: tuple[int, int, int], runs: RunsFolder, gone=lambd
     if (
         played["returns"] != row["returns"]
         or played.get("error")
+        or played["deal_seed"] != row.get("deal_seed")
+        or played["seats"] != row["seats"]
         or len(actions) != row.get("length", len(actions))
     ):
         raise WebError(409, "re-playing this game did not end as recorded: it cannot be shown exactly")
     env = config.make_env()
-    env.reset(seed=row["deal_seed"])
+    env.reset(seed=played["deal_seed"])
     narrator = Narrator(env.unwrapped.game)
     frames = [Frame(env.unwrapped.game.clone(), {})]
     named = []

@@ -325,3 +325,15 @@ def test_agents_stop_when_the_client_goes_away(world):
     finally:
         web.shutdown()
         web.server_close()
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [({"table": 7}, 404), ({"arrangement": 9}, 404), ({"deal_seed": -1}, 409), ({"deal_seed": "x"}, 409)],
+)
+def test_an_edited_games_row_is_a_4xx(world, client, change, status):
+    folder = crafted_run(world, "rows")
+    row = json.loads((folder / "games.jsonl").read_text().splitlines()[0]) | change
+    (folder / "games.jsonl").write_text(json.dumps(row) + "\n")
+    answer = client.get(f"/replay/view?run=rows&game={row['table']}-{row['match']}-{row['arrangement']}")
+    assert answer.status_code == status, message(answer)
