@@ -43,8 +43,10 @@ from fowlplay.evaluation.web.runs import (
 MAX_TABLES = 64
 #: Replays kept in memory (each holds a copy of the game at every step).
 MAX_REPLAYS = 8
-#: Seconds a replay may take to re-play its game.
+#: Seconds a replay may take to re-play its game, and the decisions it may hold (a frame, a copy
+#: of the game, for each).
 MAX_REPLAY_SECONDS = 60.0
+MAX_REPLAY_DECISIONS = 10_000
 #: A game key in a URL: table-match-arrangement.
 GAME_KEY = re.compile(r"([0-9]{1,9})-([0-9]{1,9})-([0-9]{1,9})")
 #: What a viewer may be called in a replay URL.
@@ -379,7 +381,7 @@ class _Recorder:
         self.agent.reset(seed)
 
     def act(self, observation, mask) -> int:
-        if time.monotonic() > self.deadline or self.gone():
+        if time.monotonic() > self.deadline or self.gone() or len(self.actions) >= MAX_REPLAY_DECISIONS:
             self.stopped.append(True)
             raise TimeoutError("the replay ran out of time")
         action = self.agent.act(observation, mask)
@@ -427,7 +429,11 @@ def replay(folder: Path, key: tuple[int, int, int], runs: RunsFolder, gone=lambd
     except TimeoutError:
         stopped.append(True)
     if stopped:
-        raise WebError(503, f"re-playing this game takes longer than {MAX_REPLAY_SECONDS:.0f} s: not shown")
+        raise WebError(
+            503,
+            f"re-playing this game takes longer than {MAX_REPLAY_SECONDS:.0f} s or "
+            f"{MAX_REPLAY_DECISIONS:,} decisions: it is not shown",
+        )
     if (
         played["returns"] != row["returns"]
         or played.get("error")

@@ -337,3 +337,11 @@ def test_an_edited_games_row_is_a_4xx(world, client, change, status):
     (folder / "games.jsonl").write_text(json.dumps(row) + "\n")
     answer = client.get(f"/replay/view?run=rows&game={row['table']}-{row['match']}-{row['arrangement']}")
     assert answer.status_code == status, message(answer)
+
+
+def test_a_replay_longer_than_its_limit_is_a_503(world, client, monkeypatch):
+    from fowlplay.evaluation.web import tables
+
+    monkeypatch.setattr(tables, "MAX_REPLAY_DECISIONS", 3)
+    answer = client.get("/replay/view?run=eval&game=0-0-1")
+    assert answer.status_code == 503 and "or 3 decisions: it is not shown" in message(answer)
