@@ -9,6 +9,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from fowlplay.envs.runtime.files import new_file_mode
+
 
 def _plain(value):
     """JSON-safe values: NaN and infinities become null, numpy scalars plain numbers."""
@@ -47,6 +49,7 @@ def _atomic_write(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
+        os.chmod(tmp, new_file_mode())  # mkstemp's is 0600: a report gets a new file's usual mode
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -13,12 +13,13 @@ after Ctrl-C and 143 after SIGTERM (both save a checkpoint first).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
-from fowlplay.envs.runtime.cli import disk_full, os_error_text, print_all, run_stoppable
+from fowlplay.envs.runtime.cli import disk_full, invoked_as, os_error_text, print_all, run_stoppable
 from fowlplay.envs.runtime.stopping import exit_status, ignore_further_stops, stopped
 
 PROG = "fowlplay-train"
@@ -125,6 +126,24 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
+def given_as(args: argparse.Namespace) -> dict[str, str]:
+    """Each override's flag as it was given ('--set ppo.n_steps=abc', '--total-timesteps -5'), which
+    its error names (a --set value is no mistake of the YAML file)."""
+    given = {item.partition("=")[0].strip(): f"--set {item}" for item in args.set}
+    flags = {
+        "total_timesteps": ("--total-timesteps", args.total_timesteps),
+        "seed": ("--seed", args.seed),
+        "out": ("--out", args.out),
+        "n_envs": ("--n-envs", args.n_envs),
+        "max_minutes": ("--max-minutes", args.max_minutes),
+        "rllib.address": ("--address", args.address),
+    }
+    given.update({key: f"{flag} {value}" for key, (flag, value) in flags.items() if value is not None})
+    if args.no_progress:
+        given["progress_bar"] = "--no-progress"
+    return given
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     from fowlplay.envs.runtime.threads import passive_threads
@@ -158,6 +177,32 @@ def _error(message: str, status: int) -> int:
     return status
 
 
+def _summary(result) -> str:
+    """The two figures of a run, each named so one is not read against the other: the share of its
+    recent training games the learner won (exploring, a draw no win), and the evaluation score of
+    its best checkpoint (win 1, draw 0.5, loss 0, on fixed deals)."""
+    rates = ", ".join(f"{kind} {rate:.0%}" for kind, rate in result.win_rates.items()) or "none ended yet"
+    lines = [
+        "  games won while training (the learner's recent games against each kind of opponent, its moves "
+        f"sampled; a draw is no win): {rates}"
+    ]
+    best = result.best
+    if best is not None:
+        scores = ", ".join(f"vs {name} {score:.3f}" for name, score in best["scores"].items())
+        games = f"{best['games']} games" if best.get("games") else "games"  # a run of older versions: none
+        lines.append(
+            f"  evaluation score of the best checkpoint (win 1, draw 0.5, loss 0; {games} on "
+            f"fixed deals against each): {scores}, at {best['timesteps']} timesteps; ckpt:{result.run_dir} "
+            f"plays it ({best['checkpoint']}; ckpt:{result.run_dir}/final the last)"
+        )
+    return "\n".join(lines)
+
+
+def _resume_command(run_dir: Path | None) -> str:
+    """The command that continues `run_dir`, by the name this command was run by."""
+    return f"{invoked_as(PROG)} --resume {shlex.quote(str(run_dir))}"
+
+
 def _newest_checkpoint(run_dir: Path | None) -> Path | None:
     """The newest complete checkpoint of a run directory (what --resume continues from), if any."""
     from fowlplay.training.checkpoint import CheckpointError, resolve
@@ -178,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
     from fowlplay.training.config import ConfigError, load_config
     from fowlplay.training.loop import RunInterrupted
     from fowlplay.training.sb3.trainer import WorkerDiedError
-    from fowlplay.training.train import resume, train
+    from fowlplay.training.train import RunFinished, resume, train
 
     run_dir = None
     try:
@@ -196,47 +241,43 @@ def _run(args: argparse.Namespace) -> int:
                     )
             if args.overwrite:
                 raise ConfigError("--overwrite starts a new run; it cannot be combined with --resume")
-            result = resume(args.resume, overrides, trust_checkpoint=args.trust_checkpoint)
+            result = resume(
+                args.resume, overrides, trust_checkpoint=args.trust_checkpoint, given=given_as(args)
+            )
         else:
             if args.trust_checkpoint:
                 raise ConfigError("--trust-checkpoint is for --resume (a new run loads no checkpoint)")
-            config = load_config(args.config, overrides)
+            config = load_config(args.config, overrides, given_as(args))
             run_dir = config.run_dir()
             result = train(config, overwrite=args.overwrite)
+    except RunFinished as done:  # nothing to do is no error
+        print(f"{PROG}: {done}")
+        return 0
     except (CheckpointError, FolderBusyError) as exc:
         return _error(str(exc), 1)
     except ConfigError as exc:
         return _error(str(exc), 2)
     except WorkerDiedError as exc:  # its checkpoint is saved: the run goes on from it
-        return _error(f"{exc}: continue with --resume {run_dir}", 1)
+        return _error(f"{exc}: continue with: {_resume_command(run_dir)}", 1)
     except OSError as exc:  # a full disk, a read-only folder: say which file, and what is safe
         message = os_error_text(exc, run_dir)
         newest = _newest_checkpoint(run_dir)
         fix = "free some space and continue" if disk_full(exc) else "once that is fixed, continue"
         if newest:
-            message += f"; the newest complete checkpoint is {newest}: {fix} with --resume {run_dir}"
+            message += f"; the newest complete checkpoint is {newest}: {fix} with: {_resume_command(run_dir)}"
         elif disk_full(exc):
             message += "; free some space and run the command again"
         return _error(message, 1)
     except RunInterrupted as stop:
         ignore_further_stops()  # a second signal changes nothing now
         print(
-            f"\n{PROG}: {stopped(stop)}; saved {stop.checkpoint}. Continue with: {PROG} --resume {run_dir}",
+            f"\n{PROG}: {stopped(stop)}; saved {stop.checkpoint}. Continue with: {_resume_command(run_dir)}",
             file=sys.stderr,
         )
         return exit_status(stop)
-    rates = ", ".join(f"{kind} {rate:.0%}" for kind, rate in result.win_rates.items()) or "none yet"
     why = " (stopped by max_minutes)" if result.stopped_by_time else ""
-    print(
-        f"{PROG}: {result.timesteps} timesteps in {result.seconds:.0f} s{why}; "
-        f"saved {result.checkpoint}\n  recent training win rate by opponent kind: {rates}"
-    )
-    if result.best is not None:
-        scores = ", ".join(f"{name} {score:.3f}" for name, score in result.best["scores"].items())
-        print(
-            f"  best checkpoint (ckpt:{result.run_dir} plays it; ckpt:{result.run_dir}/final the last): "
-            f"{result.best['checkpoint']} at {result.best['timesteps']} timesteps, score vs {scores}"
-        )
+    print(f"{PROG}: {result.timesteps} timesteps in {result.seconds:.0f} s{why}; saved {result.checkpoint}")
+    print(_summary(result))
     return 0
 
 

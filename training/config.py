@@ -568,8 +568,11 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     raise TypeError(f"config field {where} has an unsupported type {hint!r}")
 
 
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Read a YAML config, apply `overrides` (dotted keys allowed: 'ppo.n_steps') and validate it."""
+def load_config(
+    path: str | Path, overrides: dict[str, Any] | None = None, given: dict[str, str] | None = None
+) -> TrainConfig:
+    """Read a YAML config, apply `overrides` (dotted keys allowed: 'ppo.n_steps') and validate it;
+    a mistake in an override names it as the user `given` it (see `with_overrides`)."""
     import yaml
 
     path = Path(path)
@@ -591,11 +594,45 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Tr
         )
     if not isinstance(data, dict):
         raise ConfigError(f"config {path} must be a mapping of keys to values; got {type(data).__name__}")
-    data = apply_overrides(data, overrides or {})
+    return with_overrides(data, overrides or {}, str(path), given)
+
+
+def with_overrides(
+    data: dict[str, Any], overrides: dict[str, Any], source: str, given: dict[str, str] | None = None
+) -> TrainConfig:
+    """The validated config of `data` (read from `source`, a file) with `overrides` applied.
+
+    A mistake names where it came from: the override whose key the message names first, as the
+    user gave it (`given[key]`, such as '--set ppo.n_steps=abc' or '--total-timesteps -5'; else
+    '--set KEY=VALUE'), every override when the file alone is valid, else `source`.
+    """
     try:
-        return from_dict(data)
+        return from_dict(apply_overrides(data, overrides))
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        labels = {key: (given or {}).get(key) or _as_set(key, value) for key, value in overrides.items()}
+        named = {key: at for key in overrides if (at := _named_at(str(exc), key)) is not None}
+        blamed = [labels[min(named, key=named.__getitem__)]] if named else []
+        if not blamed and overrides:
+            try:
+                from_dict(data)
+            except ConfigError:
+                pass  # the file's own mistake
+            else:
+                blamed = list(labels.values())
+        raise ConfigError(f"{', '.join(blamed) or source}: {exc}") from None
+
+
+def _as_set(key: str, value: Any) -> str:
+    import json
+
+    return f"--set {key}={value if isinstance(value, str) else json.dumps(value)}"
+
+
+def _named_at(message: str, key: str) -> int | None:
+    """Where `message` first names config key `key` (or a key of its section: 'ppo' in 'ppo.n_steps');
+    None if nowhere. A message names the key it is about first, then perhaps the valid keys."""
+    found = re.search(rf"(?<![\w.]){re.escape(key)}(?!\w)", message)
+    return None if found is None else found.start()
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

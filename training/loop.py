@@ -177,7 +177,11 @@ def playing_policy(aec, network: dict[str, Any], weights: dict[str, np.ndarray])
 class Evaluations:
     """Periodic evaluation of the learner against random and the baseline (`training.ladder`),
     which writes `evaluation.csv` and saves the best weights with `save_best(timesteps, weights,
-    learning)` (a stop signal waits for both), then hands the scores to `on_scores` (a trainer's log)."""
+    learning)` (a stop signal waits for both), then hands the scores to `on_scores` (a trainer's log).
+
+    One row per evaluation of a learner's weights at a count of decisions: asked again for the
+    weights it scored last at the same count, it returns those scores and writes nothing.
+    """
 
     def __init__(
         self,
@@ -193,32 +197,56 @@ class Evaluations:
         self.every, self.games = config.eval_every, config.eval_games
         self.network = config.network()
         self.best = ladder.BestCheckpoint.of_run(run_dir)
-        self.evaluated: list[str] = []  # the weights hash of each evaluation of this session
+        #: This session's last evaluation: (timesteps, weights hash, scores); None before the first.
+        self.last: tuple[int, str, dict[str, float]] | None = None
 
     def evaluate(self, timesteps: int, weights: dict[str, np.ndarray], learning: bool = True) -> dict:
         """Score `weights` on the ladder, keep them if they are the best so far; the scores."""
-        self.evaluated.append(weights_sha256(weights))
+        evaluated = (int(timesteps), weights_sha256(weights))
+        if self.last is not None and self.last[:2] == evaluated:
+            return self.last[2]  # evaluation.csv's newest row scored these weights at this count
         # Looked up on the module at each call (a test scripts the scores by replacing it there).
         scores = ladder.ladder_scores(self.aec, playing_policy(self.aec, self.network, weights), self.games)
         with self.signals.hold(stop_after=learning):
             if self.best.record(timesteps, scores, self.games):
                 self.save_best(timesteps, weights, learning)
+        self.last = (*evaluated, scores)
         if self.on_scores is not None:
             self.on_scores(scores)
         return scores
 
     def evaluate_last(self, timesteps: int, weights: dict[str, np.ndarray], again: bool = False) -> None:
         """Evaluate the last weights too, so a final better than every earlier one is kept (a learner
-        may take one more update after the last in-training evaluation); unless `again`, not when
-        they are the weights evaluated last. Learning is over: a stop signal waits for it."""
-        if self.every and (again or (self.evaluated or [None])[-1] != weights_sha256(weights)):
-            with self.signals.hold(stop_after=False):
-                self.evaluate(timesteps, weights, learning=False)
+        may take one more update after the last in-training evaluation); not when they are the
+        weights this session evaluated last, nor when this session evaluated nothing and
+        evaluation.csv's newest row is at `timesteps` (a resumed run that took no update: that row
+        scored these weights). `again` is kept for callers; it cannot write a row twice. Learning is
+        over: a stop signal waits for it."""
+        if not self.every:
+            return
+        if self.last is None and _newest_row_at(self.best.path) == timesteps:
+            return
+        if not again and self.last is not None and self.last[1] == weights_sha256(weights):
+            return
+        with self.signals.hold(stop_after=False):
+            self.evaluate(timesteps, weights, learning=False)
 
     def picked(self) -> dict | None:
         """The best evaluation with its checkpoint, as the final checkpoint names it; None if none."""
         if self.best.best is not None and (self.run_dir / "best.json").exists():
             return {**self.best.best, "checkpoint": str(self.run_dir / "best")}
+        return None
+
+
+def _newest_row_at(path: Path) -> int | None:
+    """The decisions of evaluation.csv's newest row; None without one (or an unreadable file)."""
+    from fowlplay.envs.runtime.untrusted import UntrustedFileError, read_bytes
+
+    try:
+        text = read_bytes(path, 256 * 2**20).decode("utf-8", errors="replace")
+        rows = [line for line in text.splitlines() if line.strip()]
+        return int(rows[-1].split(",")[0]) if len(rows) > 1 else None
+    except (OSError, UntrustedFileError, ValueError):
         return None
 
 

@@ -26,7 +26,7 @@ from fowlplay.training.checkpoint import (
     read_metadata,
     resolve,
 )
-from fowlplay.training.config import ConfigError, TrainConfig, from_dict
+from fowlplay.training.config import ConfigError, TrainConfig, from_dict, with_overrides
 from fowlplay.training.loop import RunResult
 from fowlplay.training.sb3.trainer import PoolFactory, checkpoint_network
 
@@ -50,6 +50,11 @@ RUN_FILES = (
 MAX_CONFIG_BYTES = 2**20
 
 
+class RunFinished(Exception):  # noqa: N818 - no error: nothing is left to do
+    """`resume` of a run whose final checkpoint already holds its total_timesteps: nothing to do, and
+    nothing was written; the message says so and how to train on."""
+
+
 # ----- the run directory ----------------------------------------------------------------------
 def prepare_run_dir(run_dir: Path, overwrite: bool) -> None:
     """Create the run directory; refuse one that holds a run unless `overwrite`."""
@@ -65,10 +70,12 @@ def prepare_run_dir(run_dir: Path, overwrite: bool) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
 
 
-def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """The config a run directory was started with, with `overrides` applied."""
+def read_run_config(
+    run_dir: Path, overrides: dict[str, Any] | None = None, given: dict[str, str] | None = None
+) -> TrainConfig:
+    """The config a run directory was started with, with `overrides` applied; a mistake in an
+    override is a `ConfigError` naming it as the user `given` it (`config.with_overrides`)."""
     import yaml
-    from fowlplay.training.config import apply_overrides
 
     path = run_dir / "config.yaml"
     if not path.exists():
@@ -77,11 +84,12 @@ def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> T
         data = yaml.safe_load(read_bytes(path, MAX_CONFIG_BYTES).decode("utf-8"))
         if not isinstance(data, dict):
             raise ConfigError(f"expected a mapping of config keys, got {type(data).__name__}")
-        return from_dict(apply_overrides(data, overrides or {}))
+        from_dict(data)  # the run's own config, before any override
     except (yaml.YAMLError, ConfigError, UntrustedFileError, UnicodeDecodeError, RecursionError) as exc:
         raise CheckpointError(f"run config {path} is corrupt: {_first_line(exc)}") from None
     except OSError as exc:
         raise CheckpointError(f"run config {path} is unreadable: {exc.strerror or exc}") from None
+    return with_overrides(data, overrides or {}, f"run config {path}", given)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -110,21 +118,23 @@ def resume(
     verbose: bool = True,
     pool_factory: PoolFactory | None = None,
     trust_checkpoint: bool = False,
+    given: dict[str, str] | None = None,
 ) -> RunResult:
     """Continue a run from its newest checkpoint up to its (possibly raised) total_timesteps.
 
     Any config key may change but the game, the seed and the network's shape (`NETWORK_KEYS`), which
-    the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded.
+    the checkpoint fixes; config.yaml is rewritten only once the checkpoint has loaded. A run that
+    is finished (its final checkpoint holds total_timesteps) raises `RunFinished` and writes nothing.
     `pool_factory` (see `sb3.trainer.make_vec_env`) must be the one the run started with. The
     checkpoint is loaded without unpickling anything, and only when the run's record
     (`training.manifest`) says this user's fowlplay wrote it, unless `trust_checkpoint`. The run
-    holds the folder's lock.
+    holds the folder's lock. `given` names each override as the user gave it (for its errors).
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"run directory {run_dir} does not exist")
     with hold_folder(run_dir):
-        return _resume(run_dir, overrides or {}, verbose, pool_factory, trust_checkpoint)
+        return _resume(run_dir, overrides or {}, verbose, pool_factory, trust_checkpoint, given)
 
 
 def _resume(
@@ -133,10 +143,11 @@ def _resume(
     verbose: bool,
     pool_factory: PoolFactory | None,
     trust_checkpoint: bool,
+    given: dict[str, str] | None,
 ) -> RunResult:
     from fowlplay.training.config import NETWORK_KEYS
 
-    config = read_run_config(run_dir, overrides)
+    config = read_run_config(run_dir, overrides, given)
     if config.run_dir().resolve() != run_dir.resolve():
         # The run may have been moved or copied: it continues where it is now.
         config.out = str(run_dir)
@@ -145,6 +156,7 @@ def _resume(
         manifest.verify(run_dir, checkpoint_files(checkpoint), trust_checkpoint)
     except manifest.ManifestError as exc:
         raise CheckpointError(str(exc)) from None
+    _refuse_finished(run_dir, checkpoint, config.total_timesteps)
     if trust_checkpoint:
         # The user vouches for the folder: what this resume loads becomes the run's own, so the next
         # resume (and the opponent pool's snapshots) need no flag.
@@ -195,6 +207,19 @@ def _resume(
         pool_factory=pool_factory,
         trust_checkpoint=trust_checkpoint,
     )
+
+
+def _refuse_finished(run_dir: Path, checkpoint: Path, total: int) -> None:
+    """Raise `RunFinished` when the newest checkpoint is the final one and holds `total` decisions
+    (a resume would only evaluate it again); a final cut short by max_minutes goes on."""
+    if checkpoint != run_dir / "final":
+        return
+    timesteps = read_metadata(checkpoint).get("timesteps")
+    if isinstance(timesteps, int) and timesteps >= total:
+        raise RunFinished(
+            f"{run_dir} is finished: its final checkpoint holds {timesteps:,} decisions of "
+            f"total_timesteps {total:,}; nothing was done (raise --total-timesteps to train it further)"
+        )
 
 
 def _warn_stretched_schedule(run_dir: Path, config: TrainConfig, started: int) -> None:

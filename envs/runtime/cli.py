@@ -1,4 +1,5 @@
-"""What the command-line tools share: argument types, one-line warnings, a stoppable body, OS errors."""
+"""What the command-line tools share: argument types, one-line warnings, a stoppable body, OS errors,
+and the name a printed command runs by."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import contextlib
 import errno
 import os
+import shlex
+import shutil
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -82,3 +85,19 @@ def print_all(text: str) -> int:
         # Python flushes stdout again at exit and would complain a second time: send it nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def invoked_as(prog: str) -> str:
+    """`prog` as a command this user can run again: the path they ran it by (`.venv/bin/fowlplay-train`
+    after `make demo`, where the bare name is not on PATH), else the bare name. The bare name is kept
+    when it finds the same program, and when this process is not `prog` (a test, `python -m`)."""
+    typed = sys.argv[0] if sys.argv else ""
+    if os.path.basename(typed) != prog or os.path.dirname(typed) == "":
+        return prog
+    found = shutil.which(prog)
+    try:
+        if found is not None and os.path.samefile(found, typed):
+            return prog
+    except OSError:
+        pass
+    return shlex.quote(typed)

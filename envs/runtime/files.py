@@ -1,4 +1,4 @@
-"""Writing a file of a run whole or not at all."""
+"""Writing a file of a run whole or not at all, with the mode any new file gets."""
 
 from __future__ import annotations
 
@@ -16,6 +16,26 @@ class WriteError(OSError):
 
     def __str__(self) -> str:
         return self.message
+
+
+def new_file_mode() -> int:
+    """The mode `open()` gives a new file: 0o666 less the process's umask (0o644 under umask 022)."""
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # Linux shows the umask without changing it. Elsewhere it is read by setting it and back, and a
+    # file another thread creates in between gets 0o644.
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(target: Path, write) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from fowlplay.training import ladder, loop
 from fowlplay.training.checkpoint import read_metadata
+from fowlplay.training.cli import main
 from fowlplay.training.config import from_dict
-from fowlplay.training.train import resume, train
+from fowlplay.training.train import RunFinished, resume, train
 
 TINY = {
     "game": "chicken_v1",
@@ -73,13 +74,27 @@ def evaluated_at(run: Path) -> list[int]:
         return [int(row["timesteps"]) for row in csv.DictReader(handle)]
 
 
-def test_a_resume_to_the_same_total_keeps_the_newest_weights(run):
-    newest = read_metadata(run / "final")["policy"]["weights_sha256"]
-    result = resume(run, {"total_timesteps": 256}, verbose=False)
-    # Nothing was left to learn: the final checkpoint holds the weights it held, not best's trained on.
-    assert result.timesteps == 256
-    assert read_metadata(run / "final")["policy"]["weights_sha256"] == newest
-    assert not (run / "logs" / "progress_resumed_128.csv").exists()
+def files_of(run: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(path.relative_to(run)): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(run.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_a_finished_run_resumed_says_so_in_one_line_and_writes_nothing(run, capsys):
+    before = files_of(run)
+    with pytest.raises(RunFinished, match="is finished: its final checkpoint holds 256 decisions"):
+        resume(run, {"total_timesteps": 256}, verbose=False)
+    # No evaluation again (no row in evaluation.csv), no log, config.yaml and the final untouched.
+    assert files_of(run) == before
+    assert main(["--resume", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        f"fowlplay-train: {run} is finished: its final checkpoint holds 256 decisions of "
+        "total_timesteps 256; nothing was done (raise --total-timesteps to train it further)"
+    ]
+    assert files_of(run) == before
 
 
 def test_a_resume_counts_on_from_the_newest_checkpoints_decisions(run):

@@ -282,4 +282,6 @@ def test_a_killed_worker_or_two_quick_sigterms_print_no_worker_traceback(tmp_pat
     assert line.startswith(
         f"fowlplay-train: error: an environment worker died (pid {worker} (killed by SIGKILL))"
     )
-    assert f"; saved {out / 'checkpoints'}" in line and f"continue with --resume {out}" in line
+    assert (
+        f"; saved {out / 'checkpoints'}" in line and f"continue with: fowlplay-train --resume {out}" in line
+    )

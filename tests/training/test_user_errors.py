@@ -141,7 +141,7 @@ def test_a_full_disk_during_training_names_the_file_and_the_checkpoint_to_resume
     err = one_line_error(capsys, ["--config", CHICKEN, "--out", str(run), *TINY], status=1)
     assert "No space left on device" in err and "step_256.npz" in err
     assert f"the newest complete checkpoint is {run / 'checkpoints' / 'step_128'}" in err
-    assert f"continue with --resume {run}" in err
+    assert f"continue with: fowlplay-train --resume {run}" in err
     leftovers = [p.name for p in run.rglob("*.tmp")]
     assert leftovers == []  # the half-written file was removed, freeing its space
 
@@ -206,7 +206,7 @@ def test_a_permission_error_names_the_newest_checkpoint_and_gives_no_disk_advice
     assert "Permission denied" in err and "free some space" not in err
     # final (256 decisions) is newer than best (128 or 256, by its score): --resume goes on from final.
     assert (
-        f"the newest complete checkpoint is {run / 'final'}: once that is fixed, continue with --resume {run}"
+        f"the newest complete checkpoint is {run / 'final'}: once that is fixed, continue with: fowlplay-train --resume {run}"
         in err
     )
 
