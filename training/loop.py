@@ -205,8 +205,7 @@ class Evaluations:
         evaluated = (int(timesteps), weights_sha256(weights))
         if self.last is not None and self.last[:2] == evaluated:
             return self.last[2]  # evaluation.csv's newest row scored these weights at this count
-        # Looked up on the module at each call (a test scripts the scores by replacing it there).
-        scores = ladder.ladder_scores(self.aec, playing_policy(self.aec, self.network, weights), self.games)
+        scores = self.scores(weights)
         with self.signals.hold(stop_after=learning):
             if self.best.record(timesteps, scores, self.games):
                 self.save_best(timesteps, weights, learning)
@@ -215,18 +214,22 @@ class Evaluations:
             self.on_scores(scores)
         return scores
 
-    def evaluate_last(self, timesteps: int, weights: dict[str, np.ndarray], again: bool = False) -> None:
+    def scores(self, weights: dict[str, np.ndarray]) -> dict[str, float]:
+        """The weights' score against each ladder agent (a trainer may play the games elsewhere)."""
+        # Looked up on the module at each call (a test scripts the scores by replacing it there).
+        return ladder.ladder_scores(self.aec, playing_policy(self.aec, self.network, weights), self.games)
+
+    def evaluate_last(self, timesteps: int, weights: dict[str, np.ndarray]) -> None:
         """Evaluate the last weights too, so a final better than every earlier one is kept (a learner
         may take one more update after the last in-training evaluation); not when they are the
         weights this session evaluated last, nor when this session evaluated nothing and
         evaluation.csv's newest row is at `timesteps` (a resumed run that took no update: that row
-        scored these weights). `again` is kept for callers; it cannot write a row twice. Learning is
-        over: a stop signal waits for it."""
+        scored these weights). Learning is over: a stop signal waits for it."""
         if not self.every:
             return
         if self.last is None and _newest_row_at(self.best.path) == timesteps:
             return
-        if not again and self.last is not None and self.last[1] == weights_sha256(weights):
+        if self.last is not None and self.last[1] == weights_sha256(weights):
             return
         with self.signals.hold(stop_after=False):
             self.evaluate(timesteps, weights, learning=False)

@@ -49,8 +49,10 @@ def test_a_final_evaluation_at_a_periodic_ones_count_writes_no_second_row(evalua
     run = evaluations()
     run.evaluate(100, W1)
     run.evaluate(200, W1)
-    # The jax trainer's final evaluation asks again for the weights just scored at 200: no new row.
-    run.evaluate_last(200, W1, again=True)
+    # The final evaluation of the weights just scored at 200 (the jax trainer's case): no new row,
+    # asked through evaluate_last or evaluate itself.
+    run.evaluate_last(200, W1)
+    run.evaluate(200, W1, learning=False)
     assert rows(tmp_path) == [(100, "0.1000"), (200, "0.2000")]
     # Weights changed by an update that took no new decisions (SB3's last) are scored, in their own row.
     run.evaluate_last(200, W2)

@@ -450,8 +450,7 @@ def run(
         cadence.every(config.eval_every, lambda steps: evaluations.evaluate(steps, learner.weights()))
         cadence.every(config.checkpoint_every, lambda steps: learner.save_periodic(steps, signals))
         timesteps, seconds, out_of_time = drive(config, timesteps, update, cadence, log, signals, on_stop)
-        # Evaluated again even when the last update was just evaluated (evaluation.csv has the row twice).
-        evaluations.evaluate_last(timesteps, learner.weights(), again=True)
+        evaluations.evaluate_last(timesteps, learner.weights())
         picked = evaluations.picked()
         with signals.hold(stop_after=False):
             path = learner.save(run_dir / "final", "final", timesteps, {"best": picked})
