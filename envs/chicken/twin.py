@@ -310,3 +310,29 @@ class Twin(TwinRules):
             terminal=as_array(game.terminal, bool),
             truncated=as_array(game.truncated, bool),
         )
+
+    def picture_game(self, game: GameState):
+        """A `ChickenGame` holding this state's table, for drawing it (`State.save_svg`): the hands,
+        scores, bids and phase as they are; a lazily shuffled deck's cards in kind order (its order
+        is not drawn), and no log."""
+        from fowlplay.envs.chicken.rules import ChickenGame
+
+        g = {name: np.asarray(value) for name, value in vars(game).items()}
+        reference = ChickenGame(self.opts, np.random.default_rng(0))
+        kinds = range(self.kinds)
+        reference.numbers = [
+            [k for k in kinds if k != FOOT for _ in range(int(row[k]))] for row in g["hands"]
+        ]
+        reference.feet = [int(row[FOOT]) for row in g["hands"]]
+        left = int(g["deck_counts"].sum())
+        if g["explicit"]:
+            reference.deck = [int(c) for c in g["order"][self.deck_size - left : self.deck_size][::-1]]
+        else:
+            reference.deck = [k for k in kinds for _ in range(int(g["deck_counts"][k]))]
+        for name in ("scores", "last_tally", "active"):
+            setattr(reference, name, g[name].tolist())
+        for name in ("round", "round_starter", "starter", "bid", "high_bidder", "to_act"):
+            setattr(reference, name, int(g[name]))
+        reference._log = []
+        reference._terminal, reference._truncated = bool(g["terminal"]), bool(g["truncated"])
+        return reference

@@ -26,17 +26,18 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def pytree_dataclass(cls: type) -> type:
-    """A frozen dataclass registered as a JAX pytree (every field is data), with `replace`."""
+def pytree_dataclass(cls: type, meta: tuple[str, ...] = ()) -> type:
+    """A frozen dataclass registered as a JAX pytree (every field data but those named in `meta`,
+    which are static: part of the tree's structure), with `replace`."""
     cls = dataclasses.dataclass(frozen=True)(cls)
     cls.replace = dataclasses.replace
-    names = [field.name for field in dataclasses.fields(cls)]
-    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+    names = [field.name for field in dataclasses.fields(cls) if field.name not in meta]
+    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=list(meta))
 
 
-@pytree_dataclass
 class State:
-    """Pgx's `State`: the acting player's view and mask, this step's rewards, the done flags."""
+    """Pgx's `State`: the acting player's view and mask, this step's rewards, the done flags; its
+    `env_id` and `save_svg` (our picture of the table) as Pgx's have them."""
 
     current_player: jax.Array  # int32 seat whose decision it is (meaningless once done)
     observation: jax.Array  # float32 observation of `current_player`
@@ -47,6 +48,31 @@ class State:
     _step_count: jax.Array  # int32 decisions taken
     _chance: jax.Array  # bool: the last step drew fresh chance (the alignment suite re-syncs there)
     _game: Any  # the game's own GameState pytree
+    _env: Any  # static: the TwinEnv that made the state (its game's name and rules, for drawing)
+
+    @property
+    def env_id(self) -> str:
+        """The game's registered name, e.g. "chicken_v1" (Pgx's `State.env_id`)."""
+        return self._env.id
+
+    def save_svg(self, filename, *, color_theme: str | None = None, scale: float | None = None) -> None:
+        """Write the table as an SVG file (Pgx's `State.save_svg`): our picture of the table as the
+        umpire sees it (every card face up; `envs/<game>/picture.py`), a batch of states as a grid
+        of pictures, embedded as one PNG. `color_theme` is accepted for Pgx's signature; the
+        pictures have one theme. `scale` resizes (1.0 by default)."""
+        with open(filename, "w", encoding="utf-8") as handle:
+            handle.write(self.to_svg(color_theme=color_theme, scale=scale))
+
+    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
+        """The SVG text `save_svg` writes."""
+        del color_theme  # one theme
+        return picture_svg(self._env, self, 1.0 if scale is None else float(scale))
+
+    def _repr_html_(self) -> str:
+        return self.to_svg()
+
+
+State = pytree_dataclass(State, meta=("_env",))
 
 
 #: Integer ranges of at most this many values are divided through a table; wider ones by long division.
@@ -252,6 +278,12 @@ class TwinRules(abc.ABC):
         default, which a game with hidden chance outcomes narrows."""
         return game
 
+    def picture_game(self, game: Any) -> Any:
+        """A reference engine's game holding this state's table, drawn by the game's
+        `picture.draw` (`State.save_svg`); not for stepping (a deck the twin shuffled lazily holds
+        its cards in a canonical order)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot draw its states (picture_game)")
+
     #: Whether the game defines `potential` (its reference's `Game.potential`, for reward shaping).
     has_potential: bool = False
 
@@ -354,6 +386,7 @@ class TwinEnv:
             _step_count=step_count,
             _chance=chance,
             _game=game,
+            _env=self,
         )
 
     def _forfeit_rewards(self, actor: jax.Array) -> jax.Array:
@@ -392,3 +425,44 @@ def as_array(values: Any, dtype: Any) -> np.ndarray:
     """A converter's helper: a Python or numpy value as a numpy array of `dtype` (a GameState leaf;
     numpy, so that converting a reference state costs no device transfer per field)."""
     return np.asarray(values, dtype=dtype)
+
+
+def picture_svg(env: TwinEnv, state: State, scale: float = 1.0) -> str:
+    """An SVG holding the picture of a state, or of a batch of states in a grid (at most 16 drawn,
+    four to a row), as one embedded PNG. Each is drawn by the `picture` module beside its
+    reference game's rules (`envs/<game>/picture.py`, as `envs.core.picture.draw` finds it)."""
+    import base64
+    import importlib
+    import io
+
+    try:
+        from PIL import Image
+    except ImportError as err:
+        raise ImportError(
+            "save_svg draws with Pillow: pip install 'fowlplay[render]' (or pillow>=10.1)"
+        ) from err
+
+    games = jax.tree_util.tree_map(np.asarray, state._game)
+    batch = np.asarray(state.current_player).shape
+    count = int(np.prod(batch))
+    flat = jax.tree_util.tree_map(lambda x: x.reshape(count, *x.shape[len(batch) :]), games)
+    pictures = []
+    for i in range(min(count, 16)):
+        reference = env.rules.picture_game(jax.tree_util.tree_map(lambda x, i=i: x[i], flat))
+        module = importlib.import_module(type(reference).__module__.rpartition(".")[0] + ".picture")
+        pictures.append(module.draw(reference, reveal=True))
+    columns = min(len(pictures), 4)
+    width, height = max(p.width for p in pictures), max(p.height for p in pictures)
+    sheet = Image.new("RGB", (columns * width, -(-len(pictures) // columns) * height), (255, 255, 255))
+    for i, picture in enumerate(pictures):
+        sheet.paste(picture, ((i % columns) * width, (i // columns) * height))
+    if scale != 1.0:
+        sheet = sheet.resize((max(1, round(sheet.width * scale)), max(1, round(sheet.height * scale))))
+    buffer = io.BytesIO()
+    sheet.save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        f'width="{sheet.width}" height="{sheet.height}" viewBox="0 0 {sheet.width} {sheet.height}">'
+        f'<image width="{sheet.width}" height="{sheet.height}" href="data:image/png;base64,{data}"/></svg>\n'
+    )

@@ -649,6 +649,45 @@ class Twin(TwinRules):
             truncated=as_array(game._truncated, bool),
         )
 
+    def picture_game(self, game: GameState) -> Any:
+        """A `CrowsGame` holding this state's table, for drawing it (`State.save_svg`): piles, track,
+        turn and decision as they are; a deck the twin shuffled holds its cards in value order (its
+        order is not drawn), and no log."""
+        from fowlplay.envs.crows.rules import CrowsGame, Decision
+
+        g = {name: np.asarray(value) for name, value in vars(game).items()}
+        n, v = self.n, self.v
+        values = range(1, v + 1)
+
+        def cards(mask) -> list[int]:
+            return [c for c in values if int(mask) >> c & 1]
+
+        def listed(counts) -> list[int]:
+            return [c for c in values for _ in range(int(counts[c - 1]))]
+
+        reference = CrowsGame(self.options, np.random.default_rng(0))
+        if g["ordered"]:
+            reference.deck = [int(c) for c in g["deck"][: int(g["deck_len"])]]
+        else:
+            reference.deck = listed(g["deck_counts"])[::-1]
+        reference.deck_counts = [0, *g["deck_counts"].tolist()]
+        reference.discard = [0, *g["discard"].tolist()]
+        reference.runs = [cards(mask) for mask in g["run"]]
+        reference.sets = [[int(value)] * int(size) for value, size in zip(g["set_value"], g["set_size"])]
+        reference.track = g["track"].tolist()
+        for name in ("turn_player", "to_act", "prov_set", "coins", "pile_discards", "pending", "turns"):
+            setattr(reference, name, int(g[name]))
+        reference.decisions, reference.reshuffles = int(g["decisions"]), int(g["reshuffles"])
+        reference.phase = Decision(int(g["phase"]))
+        reference.prov_run = cards(g["prov_run"])
+        reference.revealed = listed(g["revealed"])
+        reference.available = listed(g["available"])
+        turn, asked = int(g["turn_player"]), int(g["next_claim"])
+        reference.claimers = [(turn - k) % n for k in range(asked, n)]
+        reference._log = []
+        reference._terminal, reference._truncated = bool(g["terminal"]), bool(g["truncated"])
+        return reference
+
 
 def _counts(cards: list[int], v: int) -> np.ndarray:
     """Cards of each value 1..v in a list of cards."""

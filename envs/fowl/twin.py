@@ -939,3 +939,33 @@ class Twin(TwinRules):
             pending_cell=as_array(game.pending_cell, i32),
             terminal=as_array(game._terminal, bool),
         )
+
+    def picture_game(self, game: GameState) -> Any:
+        """A `FowlGame` holding this state's table, for drawing it (`State.save_svg`): grids, piles,
+        hands, the seats' fates and the decision as they are, and no log. The twin keeps no turn
+        count, so the picture's title says turn 0."""
+        from fowlplay.envs.fowl.rules import FowlGame
+
+        g = {name: np.asarray(value) for name, value in vars(game).items()}
+
+        def cards(counts) -> list[int]:
+            return [card for card in range(self.kinds) for _ in range(int(counts[card]))]
+
+        reference = FowlGame(self.options, np.random.default_rng(0))
+        reference.deck = [int(c) for c in g["deck"][: int(g["deck_len"])]]
+        reference.piles = [
+            [int(c) for c in pile[: int(size)]] for pile, size in zip(g["piles"], g["pile_len"])
+        ]
+        reference.hands = [cards(row) for row in g["hands"]]
+        reference.known = [cards(row) for row in g["known"]]
+        reference.grids = g["grids"].astype(np.int16)
+        for name in ("alive", "murdered", "caught"):
+            setattr(reference, name, [bool(x) for x in g[name]])
+        reference.recorded = [set(np.flatnonzero(row).tolist()) for row in g["recorded"]]
+        reference.to_act, reference.stage = int(g["to_act"]), Decision(int(g["stage"]))
+        reference.first_from_pile = bool(g["first_from_pile"])
+        reference.pending_card, reference.pending_cell = int(g["pending_card"]), int(g["pending_cell"])
+        reference.turn = 0
+        reference._log, reference._terminal = [], bool(g["terminal"])
+        reference._rebuild()
+        return reference

@@ -832,6 +832,43 @@ class Twin(TwinRules):
             reshuffled=as_array(any(_RESHUFFLE_NOTE in line for line in game.log), bool),
         )
 
+    def picture_game(self, game: GameState):
+        """A `MurrayGame` holding this state's table, for drawing it (`State.save_svg`): hands,
+        swarms, pond, piles and the decision as they are; a deck the twin shuffled holds its cards in
+        type order (its order is not drawn), no log, and an ended game's reason said generically
+        (the twin keeps no reason)."""
+        from fowlplay.envs.murray.rules import MurrayGame
+
+        g = {name: np.asarray(value).astype(np.int64) for name, value in vars(game).items()}
+        reference = MurrayGame(self.options, np.random.default_rng(0))
+        reference.hands = g["hands"].tolist()
+        reference.hand_sizes = g["hands"].sum(1).tolist()
+        size = int(g["deck_counts"].sum())
+        if g["deck_ordered"]:
+            cards = g["deck"][:size].tolist()
+        else:
+            cards = [kind for kind, count in enumerate(g["deck_counts"]) for _ in range(int(count))]
+        reference.deck = cards
+        reference.pond = [kind for kind, count in enumerate(g["pond"]) for _ in range(int(count))]
+        reference.discard = g["discard"].tolist()
+        reference.swarms = [[row.tolist() for row in seat if row.sum()] for seat in g["swarms"]]
+        reference.seen = [[row.tolist() if row.any() else None for row in seat] for seat in g["seen"]]
+        for name in ("tadpoles", "hawk_draws", "last_passed", "last_received", "shown"):
+            setattr(reference, name, g[name].tolist())
+        reference.hawk_seen = [bool(x) for x in g["hawk_seen"]]
+        for name in ("player", "turn", "draws_left", "target", "robber_left"):
+            setattr(reference, name, int(g[name]))
+        for name in ("hawk_in", "filling", "murray_resets_pond", "murray_this_turn", "may_go_out"):
+            setattr(reference, name, bool(g[name]))
+        for name in ("swapped", "fly_drawn", "passed"):
+            setattr(reference, name, bool(g[name]))
+        reference.decision_kind = Decision(int(g["decision"]))
+        reference.chosen = (int(g["chosen_owner"]), int(g["chosen_slot"]))
+        reference._terminal, reference._truncated = bool(g["terminal"]), bool(g["truncated"])
+        reference.end_reason = "ended by the rules" if reference._terminal else ""
+        reference._notes = []
+        return reference
+
     def public(self, game: GameState) -> dict[str, jax.Array]:
         """What a chance step must leave as the reference does.
 
