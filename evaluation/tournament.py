@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from fowlplay import envs
+from fowlplay.envs.runtime.cli import invoked_as
 from fowlplay.envs.runtime.stopping import signal_of
 from fowlplay.evaluation import report
 from fowlplay.evaluation.matches import (
@@ -43,7 +44,7 @@ def _versions(config: EvalConfig) -> dict:
 
 def command_line(config: EvalConfig, out: Path) -> str:
     """The fowlplay-eval command that reproduces this evaluation."""
-    parts = ["fowlplay-eval", "--game", config.game, "--players", str(config.players), "--agents"]
+    parts = [invoked_as("fowlplay-eval"), "--game", config.game, "--players", str(config.players), "--agents"]
     parts += [agent.text for agent in config.agents]
     parts += ["--matches", str(config.matches), "--seed", str(config.seed), "--seating", config.seating]
     for key, value in config.options.items():

@@ -200,7 +200,7 @@ def _summary(result) -> str:
 
 def _resume_command(run_dir: Path | None) -> str:
     """The command that continues `run_dir`, by the name this command was run by."""
-    return f"{invoked_as(PROG)} --resume {shlex.quote(str(run_dir))}"
+    return shlex.join([invoked_as(PROG), "--resume", str(run_dir)])
 
 
 def _newest_checkpoint(run_dir: Path | None) -> Path | None:

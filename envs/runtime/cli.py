@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import errno
 import os
-import shlex
 import shutil
 import sys
 import warnings
@@ -90,7 +89,8 @@ def print_all(text: str) -> int:
 def invoked_as(prog: str) -> str:
     """`prog` as a command this user can run again: the path they ran it by (`.venv/bin/fowlplay-train`
     after `make demo`, where the bare name is not on PATH), else the bare name. The bare name is kept
-    when it finds the same program, and when this process is not `prog` (a test, `python -m`)."""
+    when it finds the same program, and when this process is not `prog` (a test, `python -m`).
+    Unquoted: `shlex.join` or `shlex.quote` it into a command line."""
     typed = sys.argv[0] if sys.argv else ""
     if os.path.basename(typed) != prog or os.path.dirname(typed) == "":
         return prog
@@ -100,4 +100,4 @@ def invoked_as(prog: str) -> str:
             return prog
     except OSError:
         pass
-    return shlex.quote(typed)
+    return typed
