@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from fowlplay import envs
+from fowlplay.envs.runtime.cli import invoked_as
 from fowlplay.envs.runtime.stopping import exit_status, ignore_further_stops, sigterm_stops, stopped
 from fowlplay.evaluation.league.config import (
     PROG,
@@ -98,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_line(args: argparse.Namespace) -> str:
     """The command as the outputs show it: the folder's arguments and the budget's overrides."""
-    command = shlex.join([PROG, "--game", args.game, "--config", str(args.config), "--out", str(args.out)])
+    command = shlex.join(
+        [invoked_as(PROG), "--game", args.game, "--config", str(args.config), "--out", str(args.out)]
+    )
     if args.algorithms:
         command += " --algorithms " + shlex.join(args.algorithms)
     if args.rungs:
