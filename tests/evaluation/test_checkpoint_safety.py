@@ -306,8 +306,8 @@ CRAFTED = {
     "npz_missing_array": "missing ['value_net.bias']",
     "npz_wrong_shape": "value_net.bias (3,) (not (1,))",
     "npz_not_a_zip": "is not a zip archive",
-    "json_to_dev_zero": "is a device, not a regular file",
-    "npz_to_dev_zero": "is a device, not a regular file",
+    "json_to_dev_zero": "leads outside its folder",
+    "npz_to_dev_zero": "leads outside its folder",
     "json_fifo": "is a named pipe, not a regular file",
     "npz_fifo": "is a named pipe, not a regular file",
 }
