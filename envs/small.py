@@ -35,17 +35,18 @@ SMALL: dict[str, dict[str, Any]] = {
         max_turns=2,
         max_decisions=8,
     ),
-    # Birbles 1 and 2, four Blocking wiles and the Murder (7 cards, 210 orders); 3x3 grids, routes of 2.
+    # One bird (Birbles 1), six Blocking wiles and the Murder: 8 cards (56 orders), so the deck
+    # holds two after the deal and both players take a turn; 3x3 grids, a route of 1 scores.
     "murder_most_fowl_v0": dict(
         num_players=2,
         num_types=1,
-        max_value=2,
-        blocking_wiles=4,
+        max_value=1,
+        blocking_wiles=6,
         discard_wiles=0,
         swap_wiles=0,
         murder_wiles=1,
         grid_size=3,
-        min_route=2,
+        min_route=1,
     ),
     # Four Fruit Flies, a Deer Fly and one Murray; hands and pond of one card, one card drawn a
     # turn; four turns.
