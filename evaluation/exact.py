@@ -20,15 +20,20 @@ playing a random seat against the agent, (1 + exploitability) / 2.
 
     python -m fowlplay.evaluation.exact                 # every small variant: size, CFR+, agents
     python -m fowlplay.evaluation.exact --game chicken_v1 --ismcts 20 200
+    python -m fowlplay.evaluation.exact --calibrate runs/exact   # fowlplay-exploit beside the exact values
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import resource
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from fowlplay import envs
@@ -228,12 +233,12 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def report(name: str, budgets: list[int], agents: list[str]) -> list[str]:
-    """The lines of one small variant: size, CFR+, and each agent's exact exploitability."""
+def report(name: str, budgets: list[int], agents: list[str]):
+    """The lines of one small variant, as they are measured: size, CFR+, each agent's exact exploitability."""
     tree = build_tree(name)
     game = efg_game(tree)
     n = game.num_players()
-    lines = [
+    yield from [
         f"## {name} small variant {small(name)}",
         f"states {tree.states} (chance {tree.chance_nodes}, terminal {tree.terminals}), information "
         f"sets {tree.num_infosets} ({', '.join(str(len(t)) for t in tree.infosets)}), enumerated in "
@@ -242,33 +247,94 @@ def report(name: str, budgets: list[int], agents: list[str]) -> list[str]:
     run = cfr_plus(game)
     last_it, last = run.curve[-1]
     curve = ", ".join(f"{i}:{v:.4f}" for i, v in run.curve)
-    lines.append(f"CFR+: NashConv {last:.4f} after {last_it} iterations ({run.seconds:.1f} s); curve {curve}")
-    lines.append("| policy | NashConv | exploitability | best response's score |")
-    lines.append("|---|---|---|---|")
+    yield f"CFR+: NashConv {last:.4f} after {last_it} iterations ({run.seconds:.1f} s); curve {curve}"
+    two = n == 2
+    yield (
+        "| policy | NashConv | exploitability | best response's score |" if two else "| policy | NashConv |"
+    )
+    yield "|---|---|---|---|" if two else "|---|---|"
     policies = [("random", uniform)] + [(spec, agent_policy(tree, spec)) for spec in agents]
     policies += [(f"ismcts:{b}", agent_policy(tree, f"ismcts:{b}")) for b in budgets]
     for label, choose in policies:
-        started = time.perf_counter()
         value = nash_conv(tree, game, policy_table(tree, choose))
-        s = score(value, n)
-        shown = "-" if s is None else f"{s:.3f}"
-        lines.append(
-            f"| {label} | {value:.4f} | {value / n:.4f} | {shown} |  <!-- {time.perf_counter() - started:.0f} s -->"
+        yield (
+            f"| {label} | {value:.4f} | {value / 2:.4f} | {score(value, n):.3f} |"
+            if two
+            else f"| {label} | {value:.4f} |"
         )
-    lines.append(f"peak memory {peak_mib():.0f} MiB")
-    return lines
+    yield f"peak memory {peak_mib():.0f} MiB"
+
+
+def exploit_estimate(name: str, spec: str, out: Path, extra: list[str]) -> float:
+    """`fowlplay-exploit`'s estimate (a best response's score) of `spec` on the small variant of
+    `name`, run at its defaults into `out` (resumable: a finished run is read back)."""
+    options = small(name)
+    players = options.pop("num_players")
+    command = [sys.executable, "-m", "fowlplay.evaluation.exploit", "--game", name, "--agent", spec]
+    command += ["--players", str(players), "--out", str(out), *extra]
+    for key, value in options.items():
+        shown = list(value) if isinstance(value, tuple) else value
+        command += ["--set", f"env_options.{key}={json.dumps(shown)}"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return float(json.loads((out / "exploit.json").read_text())["score"])
+
+
+def calibration(
+    name: str, budgets: list[int], agents: list[str], out: Path, extra: list[str], every: bool = False
+):
+    """Per policy: the exact best response's score beside `fowlplay-exploit`'s estimate, and issue
+    53's bar (estimate - 0.5 >= 0.8 (exact - 0.5) wherever exact > 0.55); `fowlplay-exploit` runs
+    only where the bar applies, unless `every`."""
+    tree = build_tree(name)
+    game = efg_game(tree)
+    yield from [
+        f"## {name}: exact value against fowlplay-exploit's estimate",
+        "| policy | exact | estimate | recovered | bar |",
+        "|---|---|---|---|---|",
+    ]
+    specs = ["random", *agents, *(f"ismcts:{b}" for b in budgets)]
+    for spec in specs:
+        choose = uniform if spec == "random" else agent_policy(tree, spec)
+        true = score(nash_conv(tree, game, policy_table(tree, choose)), 2)
+        excess = true - 0.5
+        if excess <= 0.05 and not every:
+            yield f"| {spec} | {true:.3f} | not run | - | n/a |"
+            continue
+        guess = exploit_estimate(name, spec, out / f"{name}-{spec.replace(':', '-')}", extra)
+        recovered = f"{(guess - 0.5) / excess:.0%}" if excess > 1e-9 else "-"
+        bar = "n/a" if excess <= 0.05 else ("met" if guess - 0.5 >= 0.8 * excess else "missed")
+        yield f"| {spec} | {true:.3f} | {guess:.3f} | {recovered} | {bar} |"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the exact-values table of every small variant (or those named)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=list(SMALL), action="append", help="only these games")
-    parser.add_argument("--ismcts", type=int, nargs="*", default=[10, 50], help="ismcts budgets to value")
-    parser.add_argument("--agent", action="append", default=None, help="more agent specs (default: baseline)")
+    parser.add_argument(
+        "--ismcts", type=int, nargs="*", default=[10, 50], help="ismcts budgets to value [10 50]"
+    )
+    parser.add_argument("--agent", action="append", default=None, help="more agent specs [baseline]")
+    parser.add_argument(
+        "--calibrate",
+        type=Path,
+        metavar="DIR",
+        help="instead: run fowlplay-exploit (its defaults) on each 2-player variant and policy into DIR, "
+        "and print its estimate beside the exact value",
+    )
+    parser.add_argument(
+        "--exploit-arg", action="append", default=[], help="an extra fowlplay-exploit argument"
+    )
     args = parser.parse_args(argv)
     agents = args.agent if args.agent is not None else ["baseline"]
     for name in args.game or list(SMALL):
-        print("\n".join(report(name, args.ismcts, agents)), flush=True)
+        if args.calibrate is None:
+            lines = report(name, args.ismcts, agents)
+        elif SMALL[name]["num_players"] == 2:
+            lines = calibration(name, args.ismcts, agents, args.calibrate, args.exploit_arg, args.every)
+        else:
+            continue
+        for line in lines:
+            print(line, flush=True)
     return 0
 
 
