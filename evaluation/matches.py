@@ -45,7 +45,6 @@ from fowlplay.envs.runtime.untrusted import (
     OutsideError,
     UntrustedFileError,
     parse_json,
-    read_json,
     read_within,
 )
 from fowlplay.evaluation.agents import AgentSpec, ModelCache, build_agent, resolve_spec
@@ -61,6 +60,8 @@ GAMES_FILE = "games.jsonl"
 RUN_FILE = "run.json"
 #: The largest games.jsonl a resume reads (a million games of a 6-player table take about 1 GB).
 MAX_GAMES_BYTES = 4 * 2**30
+#: The largest run.json read back (it names the agents of one evaluation).
+MAX_RUN_FILE_BYTES = 2 * 2**20
 
 
 @dataclass(frozen=True)
@@ -515,7 +516,7 @@ def _refusal(path: Path, number: int, config: EvalConfig) -> ResumeError:
     """The error for a games.jsonl row of another evaluation, naming what changed when run.json tells."""
     what = "game, players, options, agents (the models they play), seed or seating differ"
     try:
-        recorded = read_json(path.parent / RUN_FILE)
+        recorded = parse_json(read_within(path.parent / RUN_FILE, path.parent, MAX_RUN_FILE_BYTES), RUN_FILE)
         changes = describe_change(recorded["identity"], config.identity())
         if changes and recorded.get("fingerprint") != config.fingerprint():
             what = "; ".join(changes)
