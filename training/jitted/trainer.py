@@ -20,7 +20,7 @@ import numpy as np
 from fowlplay import envs
 from fowlplay.envs.runtime.files import atomic_write
 from fowlplay.training import manifest
-from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata, weights_sha256
+from fowlplay.training.checkpoint import CheckpointError, export_checkpoint, read_metadata
 from fowlplay.training.config import ConfigError, TrainConfig
 from fowlplay.training.loop import (
     Cadence,
@@ -179,8 +179,8 @@ class TwinEvaluations(Evaluations):
     same score as `training.ladder.ladder_scores` (the learner in one seat, the opponent in the
     others, every seat in turn over each deal; a game cut off by its cap lost), on deals of the twin
     fixed by `ladder.EVAL_SEED`, all games of one evaluation in one jitted call (compiled once:
-    `compile`). What `Evaluations` does with the scores (evaluation.csv, the best checkpoint) is
-    unchanged."""
+    `compile`). It overrides `Evaluations.scores` alone: what is done with the scores
+    (evaluation.csv, the best checkpoint) is unchanged."""
 
     def __init__(self, run_dir: Path, aec, config: TrainConfig, signals: StopSignals, save_best) -> None:
         super().__init__(run_dir, aec, config, signals, save_best)
@@ -226,19 +226,6 @@ class TwinEvaluations(Evaluations):
         """The learner's score against each cheap rung, from one batched call."""
         results = self._duplicate.fetch(self._play(self._key, self._args(weights)))
         return {name: self._duplicate.ladder_scores(r, self.table) for name, r in zip(self.names, results)}
-
-    def evaluate(self, timesteps: int, weights: dict[str, np.ndarray], learning: bool = True) -> dict:
-        """Score `weights` on the twins, keep them if they are the best so far; the scores (as
-        `Evaluations.evaluate`, but for where the games are played)."""
-        evaluated = (int(timesteps), weights_sha256(weights))
-        if self.last is not None and self.last[:2] == evaluated:
-            return self.last[2]  # evaluation.csv's newest row scored these weights at this count
-        scores = self.scores(weights)
-        with self.signals.hold(stop_after=learning):
-            if self.best.record(timesteps, scores, self.games):
-                self.save_best(timesteps, weights, learning)
-        self.last = (*evaluated, scores)
-        return scores
 
 
 class _Learner:
