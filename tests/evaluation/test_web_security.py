@@ -33,12 +33,12 @@ def world(tmp_path_factory):
     """A runs folder with a checkpoint and an evaluation that plays it, and a secret outside."""
     from fowlplay import envs
     from fowlplay.evaluation.agents import parse_specs
-    from fowlplay.evaluation.matches import EvalConfig
-    from fowlplay.evaluation.tournament import evaluate
+    from fowlplay.evaluation.matches import EvalConfig, run_games
     from fowlplay.training.checkpoint import export_checkpoint
     from fowlplay.training.config import TrainConfig
     from fowlplay.training.policy import build_policy, policy_state
     from gymnasium import spaces
+    from PIL import Image
 
     base = tmp_path_factory.mktemp("web-security")
     runs, outside = base / "runs", base / "outside"
@@ -56,8 +56,11 @@ def world(tmp_path_factory):
         aec, config, runs / "trained" / "final", policy_state(policy), 0, "final", {}, trainer="jax"
     )
     specs = parse_specs([str(runs / "trained"), "baseline"])
-    evaluation = EvalConfig("chicken_v1", tuple(specs), 1, 2, options={"target": 10})
-    evaluate(evaluation, runs / "eval", progress=False, bootstrap=10)
+    run_games(
+        EvalConfig("chicken_v1", tuple(specs), 1, 2, options={"target": 10}), runs / "eval", progress=False
+    )
+    (runs / "eval" / "report.md").write_text("# report\n\n![ratings](ratings.png)\n")
+    Image.new("RGB", (4, 4)).save(runs / "eval" / "ratings.png")
     return {"runs": runs, "outside": outside, "base": base}
 
 
