@@ -215,9 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--game", choices=envs.ENV_NAMES, action="append", help="only these games")
     parser.add_argument("--players", type=int, action="append", help="only these player counts")
+    parser.add_argument("--small", action="store_true", help="only the small variants")
     args = parser.parse_args(argv)
     for name in args.game or envs.ENV_NAMES:
         counts = [n for n in envs.player_counts(name) if not args.players or n in args.players]
+        counts = [] if args.small else counts
         cases = [(f"{n}p", {"num_players": n}) for n in counts]
         if name in SMALL:
             cases.append(("small", small(name)))
