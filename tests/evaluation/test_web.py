@@ -266,3 +266,10 @@ def test_the_command_refuses_a_bad_port_and_serves_on_a_free_one(tmp_path, capsy
         assert server.wait(timeout=20) == 0
         server.stdout.close()
         server.stderr.close()
+
+
+def test_no_seed_deals_a_fresh_game_and_the_smallest_table_of_each_game(client):
+    made = [table_of(client, start(client, seed="", players="")) for _ in range(2)]
+    assert made[0].seed != made[1].seed and len(made[0].specs) == 2
+    murray = table_of(client, start(client, game="murray_frog_v0", players="", seed=""))
+    assert len(murray.specs) == 3

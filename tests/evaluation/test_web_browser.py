@@ -153,6 +153,7 @@ def play_chicken(page, server, check: bool = True, stop_at_problem: bool = False
     page.select_option(form + "select[name=players]", "2")
     page.fill(form + "input[name=opponents]", "baseline")
     page.fill(form + "input[name=options]", OPTIONS)
+    page.fill(form + "input[name=seed]", "0")  # the same game every run
     page.click(form + "button")
     page.wait_for_load_state("load")
     problems, moved, clicks = [], 0, 0
