@@ -188,7 +188,12 @@ def _summary(result) -> str:
     ]
     best = result.best
     if best is not None:
-        scores = ", ".join(f"vs {name} {score:.3f}" for name, score in best["scores"].items())
+        from fowlplay.training.ladder import LADDER
+
+        # In the ladder's order (a resumed run reads them from best.json, whose order may differ).
+        ranks = {name: k for k, name in enumerate(LADDER)}
+        names = sorted(best["scores"], key=lambda name: ranks.get(name, len(ranks)))
+        scores = ", ".join(f"vs {name} {best['scores'][name]:.3f}" for name in names)
         games = f"{best['games']} games" if best.get("games") else "games"  # a run of older versions: none
         lines.append(
             f"  evaluation score of the best checkpoint (win 1, draw 0.5, loss 0; {games} on "

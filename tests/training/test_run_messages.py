@@ -106,7 +106,7 @@ def test_a_printed_command_runs_by_the_name_the_user_ran(monkeypatch, tmp_path):
 
 
 def test_the_run_summary_names_the_training_win_rate_apart_from_the_evaluation_score(tmp_path):
-    best = {"timesteps": 100, "scores": {"random": 0.97, "baseline": 0.51}, "score": 0.74, "games": 100}
+    best = {"timesteps": 100, "scores": {"baseline": 0.51, "random": 0.97}, "score": 0.74, "games": 100}
     result = RunResult(
         tmp_path, tmp_path / "final", 200, 9.0, {"random": 0.13}, False, {**best, "checkpoint": "b"}
     )
