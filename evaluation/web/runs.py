@@ -152,6 +152,8 @@ class RunsFolder:
         )
         try:
             target = within(self.root / path_text, self.root)
+            if target.is_dir():  # its periodic checkpoints are looked at too: they stay inside
+                within(target / "checkpoints", self.root)
             stem = checkpoint.resolve(target) if target.is_dir() else checkpoint._stem(target)
             json_file, weights = (within(stem.with_name(stem.name + s), self.root) for s in (".json", ".npz"))
         except (OutsideError, checkpoint.CheckpointError):

@@ -167,6 +167,16 @@ def test_a_checkpoint_whose_weights_link_elsewhere_is_refused_by_the_web_and_fow
     assert answer.status_code == 400 and "no checkpoint at 'linked-ckpt' inside the runs folder" in message(
         answer
     )
+    periodic = world["runs"] / "linked-periodic"
+    periodic.mkdir(exist_ok=True)
+    (world["outside"] / "periodic").mkdir(exist_ok=True)
+    for suffix in (".json", ".npz"):
+        shutil.copy(
+            world["runs"] / "trained" / f"final{suffix}", world["outside"] / "periodic" / f"step_5{suffix}"
+        )
+    (periodic / "checkpoints").symlink_to(world["outside"] / "periodic", target_is_directory=True)
+    answer = client.post("/play", data=form | {"opponents": "ckpt:linked-periodic"})
+    assert answer.status_code == 400 and "inside the runs folder" in message(answer)
     argv = [
         "--game",
         "chicken_v1",
