@@ -324,6 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--exploit-arg", action="append", default=[], help="an extra fowlplay-exploit argument"
     )
+    parser.add_argument(
+        "--every",
+        action="store_true",
+        help="with --calibrate: run fowlplay-exploit where the bar does not apply too",
+    )
     args = parser.parse_args(argv)
     agents = args.agent if args.agent is not None else ["baseline"]
     for name in args.game or list(SMALL):
