@@ -3,7 +3,6 @@ arrangement of each deal, and a checkpoint's pure JAX policy is the distribution
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("jax")
@@ -61,18 +60,19 @@ def test_seatings_are_fowlplay_evals():
     assert duplicate.one_vs_rest(3).tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
 
 
-def test_results_do_not_depend_on_how_many_games_run_side_by_side():
+def test_results_do_not_depend_on_how_many_games_run_side_by_side(batched):
     import jax
     from fowlplay.training.jitted import policies
 
     twin = envs.make_jax(GAME, num_players=2)
-    actors = [policies.uniform, policies.uniform]
-    table = [duplicate.pairs(2)]
-    key = jax.random.PRNGKey(5)
-    few = duplicate.fetch(duplicate.make_play(twin, actors, table, 6, lanes=3)(key))[0]
-    many = duplicate.fetch(duplicate.make_play(twin, actors, table, 6, lanes=12)(key))[0]
-    for name in ("returns", "length", "truncated"):
-        np.testing.assert_array_equal(few[name], many[name])
+    actors = [policies.baseline(GAME, num_players=2), policies.uniform]
+    play = duplicate.make_play(twin, actors, [duplicate.pairs(2)], MATCHES, lanes=5)
+    (few,) = duplicate.fetch(play(jax.random.PRNGKey(3)))
+    rows = iter(batched["rows"])  # the fixture's games, played 48 at a time
+    for m in range(MATCHES):
+        for a in range(2):
+            row = next(rows)
+            assert few["returns"][m, a].tolist() == row["returns"] and few["length"][m, a] == row["length"]
 
 
 def test_the_command_refuses_python_only_agents_in_one_line(capsys):
