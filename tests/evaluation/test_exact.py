@@ -3,6 +3,7 @@ OpenSpiel's Python algorithms on the Python game itself, CFR+, and agents as pol
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
@@ -41,10 +42,16 @@ def _python_table(game, tree, choose):
     return table
 
 
-@pytest.mark.parametrize("policy", ["uniform", "first"])
+def _skewed(player, key, info):
+    """A different random distribution at every information set (seeded by its string)."""
+    weights = np.random.default_rng(exact.info_seed(key)).dirichlet(np.ones(len(info.legal)))
+    return dict(zip(info.legal, weights.tolist()))
+
+
+@pytest.mark.parametrize("policy", ["uniform", "skewed"])
 def test_the_efg_copy_gives_the_python_games_nash_conv(tree, efg, policy):
     """NashConv on the C++ EFG copy equals OpenSpiel's Python nash_conv walking the Python game."""
-    choose = exact.uniform if policy == "uniform" else (lambda p, k, info: {info.legal[0]: 1.0})
+    choose = exact.uniform if policy == "uniform" else _skewed
     game = openspiel.load("chicken_v1", **TINY)
     expected = exploitability.nash_conv(game, _python_table(game, tree, choose))
     assert exact.nash_conv(tree, efg, exact.policy_table(tree, choose)) == pytest.approx(expected, abs=1e-9)
