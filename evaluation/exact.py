@@ -159,9 +159,9 @@ def info_seed(key: str) -> int:
 def env_at(env, engine, seed: int):
     """Put the AEC `env` of the variant (reset, never stepped) in the engine state `engine` (a copy)
     with a generator from `seed`: the state an agent is asked to act in."""
-    from fowlplay.envs.openspiel.game import _clone
+    from fowlplay.envs.openspiel.game import copy_engine
 
-    game = _clone(engine)
+    game = copy_engine(engine)
     game.rng = env._np_random = np.random.default_rng(seed)
     env.game = game
     env.agent_selection = env.possible_agents[game.current_player]

@@ -277,8 +277,8 @@ class Node:
         return self
 
 
-def _clone(game):
-    """A copy of an engine state to step (its generator is replaced by the caller)."""
+def copy_engine(game):
+    """A copy of an engine state (holding a placeholder generator: the caller gives it its own)."""
     rng, game.rng = game.rng, _PLACEHOLDER
     try:
         return game.clone()
@@ -309,7 +309,7 @@ class FowlplayState(pyspiel.State):
                 if base is None:
                     game = spec.game_cls(spec.options, rng)
                 else:
-                    game = _clone(base)
+                    game = copy_engine(base)
                     game.rng = rng
                     game.apply(action)
             except ChanceNeeded as need:
