@@ -156,19 +156,6 @@ def _resume(
         manifest.verify(run_dir, checkpoint_files(checkpoint), trust_checkpoint)
     except manifest.ManifestError as exc:
         raise CheckpointError(str(exc)) from None
-    _refuse_finished(run_dir, checkpoint, config.total_timesteps)
-    if trust_checkpoint:
-        # The user vouches for the folder: what this resume loads becomes the run's own, so the next
-        # resume (and the opponent pool's snapshots) need no flag.
-        snapshots = [
-            path
-            for path in sorted((run_dir / "snapshots").glob("step_*.npz"))
-            if path.stem[len("step_") :].isdigit() and path.is_file()
-        ]
-        try:
-            manifest.record(run_dir, [*checkpoint_files(checkpoint), *snapshots])
-        except UntrustedFileError as exc:  # a device or a pipe in a file's place: trusted or not
-            raise CheckpointError(f"cannot resume from {checkpoint}: {exc}") from None
     trained_with = read_metadata(checkpoint)["config"]
     trained_by = trained_with.get("trainer", "ppo")
     if config.trainer != trained_by:
@@ -198,6 +185,19 @@ def _resume(
             stacklevel=2,
         )
         setattr(getattr(config, section), name, real)
+    _refuse_finished(run_dir, checkpoint, config.total_timesteps)
+    if trust_checkpoint:
+        # The user vouches for the folder: what this resume loads becomes the run's own, so the next
+        # resume (and the opponent pool's snapshots) need no flag.
+        snapshots = [
+            path
+            for path in sorted((run_dir / "snapshots").glob("step_*.npz"))
+            if path.stem[len("step_") :].isdigit() and path.is_file()
+        ]
+        try:
+            manifest.record(run_dir, [*checkpoint_files(checkpoint), *snapshots])
+        except UntrustedFileError as exc:  # a device or a pipe in a file's place: trusted or not
+            raise CheckpointError(f"cannot resume from {checkpoint}: {exc}") from None
     _warn_stretched_schedule(run_dir, config, trained_with.get("total_timesteps"))
     return _run(
         config,

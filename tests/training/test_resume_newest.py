@@ -86,7 +86,10 @@ def test_a_finished_run_resumed_says_so_in_one_line_and_writes_nothing(run, caps
     before = files_of(run)
     with pytest.raises(RunFinished, match="is finished: its final checkpoint holds 256 decisions"):
         resume(run, {"total_timesteps": 256}, verbose=False)
-    # No evaluation again (no row in evaluation.csv), no log, config.yaml and the final untouched.
+    # No evaluation again (no row in evaluation.csv), no log, config.yaml and the final untouched;
+    # vouching for the folder records nothing either.
+    with pytest.raises(RunFinished):
+        resume(run, verbose=False, trust_checkpoint=True)
     assert files_of(run) == before
     assert main(["--resume", str(run)]) == 0
     out = capsys.readouterr().out

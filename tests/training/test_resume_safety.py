@@ -264,12 +264,12 @@ def test_a_config_that_is_no_regular_file_is_refused_in_one_line(run):
 
 def test_a_trusted_resume_makes_the_files_it_loaded_the_runs_own(run, tmp_path, monkeypatch):
     (run / manifest.MANIFEST).unlink()  # a run of an older fowlplay: nothing is vouched for
-    resume(run, {"total_timesteps": 320}, verbose=False, trust_checkpoint=True)
+    resume(run, {"total_timesteps": 384}, verbose=False, trust_checkpoint=True)
     record = json.loads((run / manifest.MANIFEST).read_text())["files"]
     assert {"final.zip", "snapshots/step_128.npz", "snapshots/step_256.npz"} <= set(record)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        resume(run, {"total_timesteps": 384}, verbose=False)  # no flag needed any more
+        resume(run, {"total_timesteps": 640}, verbose=False)  # no flag needed any more
     assert not [w for w in said if "snapshot" in str(w.message)]  # every snapshot still in the pool
     # A record signed elsewhere is never carried over into one of ours.
     with monkeypatch.context() as elsewhere:
