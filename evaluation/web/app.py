@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import select
 import socket
+import threading
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -38,6 +39,8 @@ from fowlplay.evaluation.web.tables import Replays, Tables, parse_viewer, png
 
 #: A plot's file name as a report links it.
 PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}\.png")
+#: Reports whose HTML the results page keeps.
+RENDERED_REPORTS = 8
 #: The largest form a request may send.
 MAX_FORM_BYTES = 64 * 1024
 #: Host names a request may give (with the served port): this machine's own.
@@ -357,6 +360,9 @@ def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
     """A run's report (or a league's leaderboard) as HTML with its plots, and each plot."""
     from flask import request
 
+    rendered: dict[tuple[str, str], str] = {}
+    rendered_lock = threading.Lock()
+
     @app.get("/results")
     def results():
         run = folder.run(request.args.get("run"))
@@ -366,7 +372,16 @@ def _results_routes(app, page, picture_response, folder: RunsFolder) -> None:
         def link(file: str) -> str:
             return "/results/file?" + urlencode({"run": name, "name": file})
 
-        body = markdown_html(text, link)
+        # Rendering is the dear part (a crafted report of the largest size takes seconds): each
+        # report text is rendered once, and the last few are kept.
+        with rendered_lock:
+            body = rendered.get((name, text))
+        if body is None:
+            body = markdown_html(text, link)
+            with rendered_lock:
+                rendered[(name, text)] = body
+                while len(rendered) > RENDERED_REPORTS:
+                    rendered.pop(next(iter(rendered)))
         # A league's leaderboard.md names its plots without showing them: every plot of the folder
         # that the report does not show already is shown below it.
         others = [

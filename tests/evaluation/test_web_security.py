@@ -238,7 +238,7 @@ def test_files_larger_than_their_limit_are_refused_unread(world, client):
     with open(folder / "report.md", "wb") as handle:
         handle.truncate(100 * 2**20)  # 100 MiB, sparse
     answer = client.get("/results?run=big")
-    assert answer.status_code == 422 and "more than the 2,097,152 such a file may have" in message(answer)
+    assert answer.status_code == 422 and "more than the 262,144 such a file may have" in message(answer)
     (folder / "games.jsonl").write_bytes(b"{" + b" " * 70_000 + b"}\n")
     answer = client.get("/replay?run=big")
     assert answer.status_code == 422 and "line 1 is longer than 65,536 bytes" in message(answer)
