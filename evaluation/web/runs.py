@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,10 +45,11 @@ MAX_REPORT_BYTES = 256 * 1024
 MAX_PLOT_BYTES = 32 * 2**20
 #: The largest run.json read.
 MAX_RUN_FILE_BYTES = 2 * 2**20
-#: The largest games.jsonl the replay reads (the evaluation harness resumes up to 4 GiB), and its
-#: longest line (a game record is a few hundred bytes).
-MAX_GAMES_BYTES = 4 * 2**30
+#: The largest games.jsonl the replay reads (about a million games), its longest line (a game
+#: record is a few hundred bytes), and the seconds one request may spend reading it.
+MAX_GAMES_BYTES = 2**30
 MAX_GAME_LINE = 64 * 1024
+MAX_GAMES_SECONDS = 20.0
 #: Games listed on one page of a games.jsonl.
 GAMES_PER_PAGE = 200
 #: How a web request names a checkpoint.
@@ -201,9 +203,14 @@ def read_rows(
     from fowlplay.evaluation.matches import _row_problem
 
     rows, index, more = [], 0, False
+    deadline = time.monotonic() + MAX_GAMES_SECONDS
     try:
         with open_within(path, runs.root, MAX_GAMES_BYTES) as f:
             for number in range(1, 2**62):
+                if number % 1000 == 0 and time.monotonic() > deadline:
+                    raise WebError(
+                        503, f"reading {path.name} takes longer than {MAX_GAMES_SECONDS:.0f} s here"
+                    )
                 line = f.readline(MAX_GAME_LINE + 1)
                 if not line:
                     break

@@ -358,3 +358,14 @@ def test_a_replay_longer_than_its_limit_is_a_503(world, client, monkeypatch):
     monkeypatch.setattr(tables, "MAX_REPLAY_DECISIONS", 3)
     answer = client.get("/replay/view?run=eval&game=0-0-1")
     assert answer.status_code == 503 and "or 3 decisions: it is not shown" in message(answer)
+
+
+def test_reading_a_long_games_file_stops_at_its_time_limit(world, client, monkeypatch):
+    from fowlplay.evaluation.web import runs
+
+    folder = crafted_run(world, "long")
+    rows = (folder / "games.jsonl").read_text()
+    (folder / "games.jsonl").write_text("\n" * 1500 + rows)
+    monkeypatch.setattr(runs, "MAX_GAMES_SECONDS", -1.0)
+    answer = client.get("/replay/view?run=long&game=0-0-0")
+    assert answer.status_code == 503 and "takes longer than" in message(answer)
