@@ -256,6 +256,10 @@ def test_a_foreign_host_or_a_post_from_another_site_is_refused(client):
         assert answer.status_code == 403 and "another site" in message(answer)
     assert len(client.store["tables"]._tables) == before
     assert client.post("/play", data=form, headers={"Origin": "http://localhost"}).status_code == 303
+    from fowlplay.evaluation.web.app import LOCAL_HOSTS
+
+    named = create_app(client.store["runs"].root, hosts=(*LOCAL_HOSTS, "table.lan")).test_client()
+    assert named.get("/", headers={"Host": "table.lan"}).status_code == 200  # fowlplay-web --allow-host
 
 
 def test_slow_and_half_open_clients_hold_no_thread_and_no_game(world):
