@@ -216,6 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", choices=envs.ENV_NAMES, action="append", help="only these games")
     parser.add_argument("--players", type=int, action="append", help="only these player counts")
     parser.add_argument("--small", action="store_true", help="only the small variants")
+    parser.add_argument(
+        "--random-sim",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run OpenSpiel's random_sim_test, N simulations",
+    )
     args = parser.parse_args(argv)
     for name in args.game or envs.ENV_NAMES:
         counts = [n for n in envs.player_counts(name) if not args.players or n in args.players]
@@ -225,10 +232,14 @@ def main(argv: list[str] | None = None) -> int:
             cases.append(("small", small(name)))
         for label, options in cases:
             started = time.perf_counter()
+            if args.random_sim:
+                random_sim(name, args.random_sim, **options)
+                print(f"{name} {label}: random_sim_test, {args.random_sim} simulations: passed", flush=True)
             count = align_games(name, range(args.seed, args.seed + args.games), **options)
             print(
                 f"{name} {label}: {count.games} games, {count.steps} steps, {count.chance_nodes} chance "
-                f"nodes, {count.comparisons} comparisons aligned in {time.perf_counter() - started:.1f} s"
+                f"nodes, {count.comparisons} comparisons aligned in {time.perf_counter() - started:.1f} s",
+                flush=True,
             )
     return 0
 
