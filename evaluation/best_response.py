@@ -6,6 +6,13 @@ still says by how much; with the win reward alone a learner that never wins has 
 undiscounted (a discount makes a later loss look better than an earlier one, and so rewards
 stalling): see `DEFAULT_SETTINGS` and docs/evaluation.md. Scoring it, and the command, are
 `evaluation.exploit`.
+
+A warm start (`warm_start`, fowlplay-exploit's `--warm-start baseline`) first fits the learner to the
+game's baseline playing the learner's seat against the frozen agent (its moves by masked
+cross-entropy, its value by the return of each game under the training reward), saves that as the
+run's step-0 checkpoint, and continues from it with PPO: the learner starts where the baseline
+stands against the agent instead of at random play, which in Murder, She Crows and Murder Most Fowl
+a fresh learner never reached within its budget.
 """
 
 from __future__ import annotations
@@ -57,6 +64,11 @@ OWNED_KEYS = {
 _NO_SNAPSHOTS = 10**15
 #: Seeds run below this (the learner's, and each frozen agent's drawn from it).
 SEED_LIMIT = 2**31 - 1
+#: Warm starts: what a learner may start from (`--warm-start`), and the baseline decisions it imitates.
+WARM_STARTS = ("none", "baseline")
+WARM_DECISIONS = 20_000
+#: Passes over the imitated decisions (a fresh order each), in minibatches of this size, at this rate.
+WARM_EPOCHS, WARM_BATCH, WARM_LEARNING_RATE = 10, 256, 1e-3
 
 
 # ----- the frozen agent as the opponent pool ---------------------------------------------------
@@ -164,7 +176,107 @@ def build_config(
 
 
 # ----- training ---------------------------------------------------------------------------
-def train_best_response(config, factory: FrozenPoolFactory, trust_checkpoint: bool = False) -> dict:
+# ----- the warm start -------------------------------------------------------------------------
+def baseline_games(config, factory: FrozenPoolFactory, decisions: int) -> dict[str, np.ndarray]:
+    """`decisions` decisions (whole games, the last one cut) of the game's baseline in the learner's
+    seat (drawn per game) against the frozen agent in every other: observation, mask, action, and
+    the seat's return of that game under the training reward (undiscounted, as the learner's)."""
+    aec = envs.make(config.game, **config.training_options())
+    pool = factory(aec)
+    rng = np.random.default_rng([config.seed, 0xB5])  # the warm start's own stream
+    baseline = envs.env_module(config.game).BaselineAgent(
+        aec.unwrapped.options, seed=int(rng.integers(SEED_LIMIT))
+    )
+    rows: dict[str, list] = {"obs": [], "mask": [], "action": [], "value": []}
+    while len(rows["action"]) < decisions:
+        aec.reset(seed=int(rng.integers(SEED_LIMIT)))
+        me = aec.possible_agents[int(rng.integers(len(aec.possible_agents)))]
+        seats = {a: (baseline if a == me else pool.draw(rng)[1]) for a in aec.possible_agents}
+        start, total = len(rows["action"]), 0.0
+        for agent in aec.agent_iter():
+            observation, reward, terminated, truncated, _ = aec.last()
+            total += float(reward) if agent == me else 0.0
+            if terminated or truncated:
+                aec.step(None)
+                continue
+            action = seats[agent].act(observation["observation"], observation["action_mask"])
+            if agent == me:
+                rows["obs"].append(np.asarray(observation["observation"], np.float32))
+                rows["mask"].append(np.asarray(observation["action_mask"], bool))
+                rows["action"].append(int(action))
+            aec.step(action)
+        rows["value"] += [total] * (len(rows["action"]) - start)
+    return {key: np.asarray(value[:decisions]) for key, value in rows.items()}
+
+
+def imitate(model, data: dict[str, np.ndarray], seed: int) -> dict:
+    """Fit `model.policy` to `data` (masked cross-entropy of the actions plus the value loss) with
+    an optimizer of its own, so PPO starts with a fresh one; what the fit reached on a held-out tenth."""
+    import torch
+
+    policy = model.policy
+    generator = torch.Generator().manual_seed(seed)
+    tensors = {k: torch.as_tensor(v) for k, v in data.items()}
+    order = torch.randperm(len(data["action"]), generator=generator)
+    held, fitted = order[: max(1, len(order) // 10)], order[max(1, len(order) // 10) :]
+    optimizer = torch.optim.Adam(policy.parameters(), lr=WARM_LEARNING_RATE)
+
+    def losses(rows):
+        distribution = policy.get_distribution(tensors["obs"][rows], action_masks=tensors["mask"][rows])
+        cross_entropy = -distribution.log_prob(tensors["action"][rows]).mean()
+        value = policy.predict_values(tensors["obs"][rows]).squeeze(-1)
+        agreement = (distribution.distribution.probs.argmax(-1) == tensors["action"][rows]).float().mean()
+        return cross_entropy, ((value - tensors["value"][rows].float()) ** 2).mean(), agreement
+
+    policy.set_training_mode(True)
+    for _ in range(WARM_EPOCHS):
+        for batch in fitted[torch.randperm(len(fitted), generator=generator)].split(WARM_BATCH):
+            cross_entropy, value_loss, _ = losses(batch)
+            optimizer.zero_grad()
+            (cross_entropy + 0.5 * value_loss).backward()
+            optimizer.step()
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        cross_entropy, value_loss, agreement = (float(x) for x in losses(held))
+    return {
+        "decisions": len(order),
+        "epochs": WARM_EPOCHS,
+        "cross_entropy": cross_entropy,
+        "value_loss": value_loss,
+        "agreement": agreement,
+    }
+
+
+def warm_start(config, factory: FrozenPoolFactory, decisions: int | None = None) -> dict:
+    """A new best-response run in `config.run_dir()` whose step-0 checkpoint imitates the baseline
+    against the frozen agent (`baseline_games`, `imitate`); PPO then resumes from it. Returns the fit."""
+    from fowlplay.evaluation.report import write_json
+    from fowlplay.training.checkpoint import make_metadata, save_checkpoint
+    from fowlplay.training.loop import write_config
+    from fowlplay.training.sb3.trainer import close_vec_env, make_model, make_vec_env
+    from fowlplay.training.train import prepare_run_dir
+
+    run_dir = config.run_dir()
+    prepare_run_dir(run_dir, overwrite=True)
+    vec_env = make_vec_env(config, factory)
+    try:
+        model = make_model(config, vec_env)
+        data = baseline_games(config, factory, decisions or WARM_DECISIONS)
+        fit = imitate(model, data, config.seed)
+        aec = envs.make(config.game, **config.env_options)
+        metadata = make_metadata(aec, config.to_dict(), config.seed, 0, "periodic")
+        save_checkpoint(model, run_dir / "checkpoints" / "step_0", metadata, run_dir=run_dir)
+        write_config(config, run_dir)
+    finally:
+        close_vec_env(vec_env)
+    (run_dir / "logs").mkdir(exist_ok=True)
+    write_json(run_dir / "logs" / "imitation.json", fit)
+    return fit
+
+
+def train_best_response(
+    config, factory: FrozenPoolFactory, trust_checkpoint: bool = False, warm: str = "none"
+) -> dict:
     """Train (or continue, or find finished) the best response in `config.run_dir()`: its timesteps,
     whether the safety cap (max_minutes) cut it short, the training's wall time, and whether it
     trained now. Continuing loads only files the run's record vouches for, unless `trust_checkpoint`
@@ -193,7 +305,11 @@ def train_best_response(config, factory: FrozenPoolFactory, trust_checkpoint: bo
             raise CheckpointError(f"run directory {run_dir} does not exist")
         resolve(run_dir)
     except CheckpointError:  # nothing saved yet (a new run, or one stopped before its first checkpoint)
-        result = train(config, overwrite=True, verbose=False, pool_factory=factory)
+        if warm == "none":
+            result = train(config, overwrite=True, verbose=False, pool_factory=factory)
+        else:  # a step-0 checkpoint that imitates the baseline, then PPO from it
+            warm_start(config, factory)
+            result = resume(run_dir, verbose=False, pool_factory=factory, trust_checkpoint=trust_checkpoint)
     else:
         result = resume(run_dir, verbose=False, pool_factory=factory, trust_checkpoint=trust_checkpoint)
     done = {"timesteps": result.timesteps, "cut_short": result.stopped_by_time, "seconds": result.seconds}
