@@ -79,3 +79,12 @@ def test_the_oracle_plays_whole_games_in_an_evaluation(tmp_path):
     summary = evaluate(cfg, tmp_path, workers=1, progress=False, bootstrap=20)
     assert summary["games"]["illegal_actions"] == 0
     assert np.isfinite(summary["pairwise"][0]["score"])
+
+
+def test_in_murder_she_crows_the_oracle_is_the_fair_search():
+    """Crows hides nothing but the deck's order, so the two re-deals are one: the same moves and the
+    same root statistics for one seed (an independent check of the no-viewer re-deal's law there)."""
+    env = position("murder_she_crows_v1", seed=2, steps=10)
+    fair = ISMCTSAgent(env, ISMCTSSettings(8, "random"), seed=5)
+    oracle = ISMCTSAgent(env, ISMCTSSettings(8, "random", oracle=True), seed=5)
+    assert (decide(fair, env), fair.last_search) == (decide(oracle, env), oracle.last_search)
