@@ -28,8 +28,8 @@ USAGE_ERROR = 2
 
 
 #: Agent kinds of `fowlplay.evaluation.agents` whose specs hold a colon (its `CHECKPOINT_PREFIXES` and
-#: `ismcts:`, `zoo:`), so that they are not read as MODULE:CALLABLE.
-_AGENT_PREFIXES = ("ckpt", "ckpt-det", "ismcts", "zoo")
+#: `ismcts:`, `oracle:`, `zoo:`), so that they are not read as MODULE:CALLABLE.
+_AGENT_PREFIXES = ("ckpt", "ckpt-det", "ismcts", "oracle", "zoo")
 
 
 class PolicySpecError(PolicyError):
