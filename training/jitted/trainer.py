@@ -179,8 +179,10 @@ class TwinEvaluations(Evaluations):
     same score as `training.ladder.ladder_scores` (the learner in one seat, the opponent in the
     others, every seat in turn over each deal; a game cut off by its cap lost), on deals of the twin
     fixed by `ladder.EVAL_SEED`, all games of one evaluation in one jitted call (compiled once:
-    `compile`). It overrides `Evaluations.scores` alone: what is done with the scores
-    (evaluation.csv, the best checkpoint) is unchanged."""
+    `compile`). The baseline is played by its twin where the config trains against the twin
+    (`jax.baseline: twin`); otherwise (Murder Most Fowl's, whose baseline twin costs milliseconds a
+    decision on a CPU) its rung keeps the Python games. It overrides `Evaluations.scores` alone:
+    what is done with the scores (evaluation.csv, the best checkpoint) is unchanged."""
 
     def __init__(self, run_dir: Path, aec, config: TrainConfig, signals: StopSignals, save_best) -> None:
         super().__init__(run_dir, aec, config, signals, save_best)
@@ -196,18 +198,17 @@ class TwinEvaluations(Evaluations):
             policy = lambda o, m: policy_logits(weights, o, m, depth, activation)  # noqa: E731
             return policies.sampling(policy)(observation, mask, key)
 
-        actors = {
-            "random": policies.uniform,
-            "baseline": policies.baseline(config.game, **config.env_options),
-        }
+        actors = {"random": policies.uniform}
+        if config.jax.baseline == "twin":
+            actors["baseline"] = policies.baseline(config.game, **config.env_options)
         n = twin.num_players
         self.table = duplicate.one_vs_rest(n)
         matches = -(-self.games // n)  # every seat of each deal: at least eval_games games
-        self.names = LADDER
+        self.names = tuple(name for name in LADDER if name in actors)
         self._play = duplicate.make_play(
             twin,
-            [learner, *(actors[name] for name in LADDER)],
-            [np.where(self.table == 0, 0, 1 + i) for i in range(len(LADDER))],
+            [learner, *(actors[name] for name in self.names)],
+            [np.where(self.table == 0, 0, 1 + i) for i in range(len(self.names))],
             matches,
         )
         self._key = jax.random.PRNGKey(EVAL_SEED)
@@ -223,9 +224,24 @@ class TwinEvaluations(Evaluations):
         return (({name: jnp.asarray(value) for name, value in weights.items()},),) + ((),) * len(self.names)
 
     def scores(self, weights: dict[str, np.ndarray]) -> dict[str, float]:
-        """The learner's score against each cheap rung, from one batched call."""
+        """The learner's score against each cheap rung: the twins' from one batched call, the rest
+        from the Python games `ladder.ladder_scores` plays."""
+        from fowlplay.training import ladder
+        from fowlplay.training.agent import PolicyAgent
+        from fowlplay.training.loop import playing_policy
+
         results = self._duplicate.fetch(self._play(self._key, self._args(weights)))
-        return {name: self._duplicate.ladder_scores(r, self.table) for name, r in zip(self.names, results)}
+        scores = {name: self._duplicate.ladder_scores(r, self.table) for name, r in zip(self.names, results)}
+        python = [name for name in ladder.LADDER if name not in scores]
+        if python:
+            policy = playing_policy(self.aec, self.network, weights)
+            factories = ladder.ladder_factories(self.aec)
+            for name in python:
+                learner = lambda seed: PolicyAgent(policy, seed=seed)  # noqa: E731
+                scores[name] = ladder.head_to_head(
+                    self.aec, learner, factories[name], self.games, ladder.EVAL_SEED, cut_loses=True
+                )
+        return {name: scores[name] for name in ladder.LADDER}
 
 
 class _Learner:
