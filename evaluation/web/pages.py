@@ -63,7 +63,7 @@ TEMPLATES = {
 <p><a href="{{ back }}">back</a></p>{% endblock %}""",
     "index.html": """{% extends "base.html" %}{% block main %}
 <h1 id="play">Play a game</h1>
-<p>The other seats take one agent spec for all, or one per seat: baseline, random, ismcts:N
+<p>The other seats take one agent spec for all, or one per seat: zoo (the game's trained agent of the model zoo), baseline, random, ismcts:N
 (N up to {{ max_budget }}), probe:NAME, or ckpt:PATH (a checkpoint inside the runs folder). No seed
 deals a fresh random game (its seed is shown when it ends).</p>
 <div class="games">{% for g in games %}
@@ -71,7 +71,7 @@ deals a fresh random game (its seed is shown when it ends).</p>
 <input type="hidden" name="game" value="{{ g.name }}">
 <label>players <select name="players">{% for n in g.counts %}<option{% if n == g.default %} selected{% endif %}>{{ n }}</option>{% endfor %}</select></label>
 <label>your seat (0 moves first) <select name="seat">{% for s in g.seats %}<option>{{ s }}</option>{% endfor %}</select></label>
-<label>the other seats <input name="opponents" value="baseline" size="28"></label>
+<label>the other seats <input name="opponents" value="zoo" size="28"></label>
 <label>seed (empty: a fresh deal) <input name="seed" value="" size="10"></label>
 <label>rule options (KEY=VALUE ...) <input name="options" value="" size="28"></label>
 <button type="submit" class="start">start {{ g.name }}</button>
