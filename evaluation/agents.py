@@ -102,7 +102,15 @@ class AgentSpec:
         if self.model is None:
             raise ValueError(f"agent {self.label!r}: resolve_spec() it before fingerprinting")
         played = {key: self.model[key] for key in ("file", "weights_sha256", "timesteps")}
-        return {"label": self.label, "kind": self.kind, "deterministic": self.deterministic, "model": played}
+        identity = {
+            "label": self.label,
+            "kind": self.kind,
+            "deterministic": self.deterministic,
+            "model": played,
+        }
+        if self.zoo:
+            identity["zoo"] = self.zoo  # a replay finds the weights in the package, not beside the run
+        return identity
 
 
 def _checkpoint_exists(path: str) -> bool:

@@ -563,11 +563,12 @@ def read_games(path: Path, config: EvalConfig) -> dict[tuple[int, int, int], dic
 
 def _write_run_file(out: Path, config: EvalConfig) -> None:
     """run.json: the identity the games were played with, and (`weights`, by agent label) each
-    checkpoint's weights file relative to the run folder, so that a copied runs folder replays."""
+    checkpoint's weights file relative to the run folder, so that a copied runs folder replays (a zoo
+    agent's file is the package's, found by its game)."""
     weights = {
         agent.label: Path(os.path.relpath(agent.model["file"], out.resolve())).as_posix()
         for agent in config.agents
-        if agent.model is not None
+        if agent.model is not None and not agent.zoo
     }
     record = {"fingerprint": config.fingerprint(), "identity": config.identity(), "weights": weights}
     write_json(out / RUN_FILE, record)

@@ -171,7 +171,8 @@ def _main(argv: list[str] | None) -> int:
         nargs="+",
         default=["baseline", "baseline"],
         help="one spec per seat: random, baseline, human, ismcts:N[:random][:hK][:mX][:vK] (information-set "
-        "search, N simulations per decision; random rollouts, horizon K, margin X, validation K), or a checkpoint",
+        "search, N simulations per decision; random rollouts, horizon K, margin X, validation K), oracle:N (the "
+        "same search with every hand face up), zoo (the game's shipped trained agent), or a checkpoint",
     )
     parser.add_argument("--seed", type=integer(0), default=0, help="seed of the deal and the agents (>= 0)")
     parser.add_argument("--quiet", action="store_true", help="print only the final table")

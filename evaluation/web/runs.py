@@ -321,8 +321,10 @@ def _agent(folder: Path, runs: RunsFolder, agent: dict, weights: dict):
     label = agent["label"]
     if not isinstance(label, str) or len(label) > MAX_SPEC_TEXT:
         raise LimitError("an agent's label must be a short text")
-    if agent["kind"] != "checkpoint":
-        return dataclasses.replace(checked_spec(str(agent["spec"]), runs), label=label)
+    if agent["kind"] != "checkpoint" or agent.get("zoo"):
+        # A zoo agent's weights are the package's own file, verified against its hash on load.
+        text = f"zoo:{agent['zoo']}" if agent["kind"] == "checkpoint" else str(agent["spec"])
+        return dataclasses.replace(checked_spec(text, runs), label=label)
     relative = weights.get(label)
     path = folder / relative if isinstance(relative, str) else Path(str(agent["model"]["file"]))
     try:

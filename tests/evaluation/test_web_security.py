@@ -373,3 +373,20 @@ def test_reading_a_long_games_file_stops_at_its_time_limit(world, client, monkey
     monkeypatch.setattr(runs, "MAX_GAMES_SECONDS", -1.0)
     answer = client.get("/replay/view?run=long&game=0-0-0")
     assert answer.status_code == 503 and "takes longer than" in message(answer)
+
+
+def test_an_evaluation_with_a_zoo_agent_replays_from_the_package_file(world):
+    """A zoo agent's weights live in the package, not in --runs: its games replay by its verified file."""
+    from fowlplay.evaluation.agents import parse_specs
+    from fowlplay.evaluation.matches import EvalConfig, run_games
+
+    runs = world["base"] / "zoo-runs"
+    run_games(
+        EvalConfig("chicken_v1", tuple(parse_specs(["zoo:chicken_v1", "baseline"])), 1, 2),
+        runs / "eval",
+        progress=False,
+    )
+    client = create_app(runs).test_client()
+    answer = client.get("/replay/view?run=eval&game=0-0-0&step=1")
+    assert answer.status_code == 200, message(answer)
+    assert json.loads((runs / "eval" / "run.json").read_text())["weights"] == {}  # no path out of the run
