@@ -353,7 +353,8 @@ def test_every_games_moves_and_view_are_in_sight_at_1366x768_and_the_picture_fit
 
 
 def test_a_stale_move_is_refused_once_and_a_reload_sends_nothing(page, server):
-    start_game(page, server, "chicken_v1", seed="5", options=OPTIONS)
+    # The baseline: the default opponent, the zoo agent, plays only its own rules (target 50).
+    start_game(page, server, "chicken_v1", seed="5", options=OPTIONS, opponents="baseline")
     old = page.url
     page.locator("#moves button").first.click()
     page.wait_for_load_state("load")
