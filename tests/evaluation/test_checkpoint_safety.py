@@ -344,6 +344,7 @@ def test_rerunning_an_exploit_whose_folder_holds_a_planted_zip_never_runs_it(tmp
 
     out = tmp_path / "exploit"
     argv = ["--game", "chicken_v1", "--agent", "random", "--total-timesteps", "128", "--matches", "1"]
+    argv += ["--probes", "none", "--rungs", "none"]  # the learner's checkpoints are what this is about
     argv += ["--out", str(out), "--set", "checkpoint_every=64", "--set", "n_envs=2"]
     argv += ["--set", "ppo.n_steps=32", "--set", "ppo.batch_size=32"]
     assert exploit.main(argv) == 0
